@@ -1,0 +1,30 @@
+# Two commands set everything up on a fresh machine: `make demo` and `make test`.
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test lint bench clean
+
+$(STAMP): requirements.txt requirements-dev.txt setup.py
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -r requirements-dev.txt
+	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e .
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(PY) -m rnea_ros.demo $(DEMO_ARGS)
+
+test: $(STAMP) lint
+	$(PY) -m pytest -q test
+
+lint: $(STAMP)
+	$(PY) -m ruff check .
+
+bench: $(STAMP)
+	$(PY) bench/bench_kernels.py
+	$(PY) bench/bench_latency.py
+
+clean:
+	rm -rf $(VENV) build install log *.egg-info
