@@ -10,7 +10,7 @@ $(STAMP): requirements.txt requirements-dev.txt setup.py
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -r requirements-dev.txt
-	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e .
+	$(PY) -m pip install --quiet --no-deps -e .
 	touch $(STAMP)
 
 demo: $(STAMP)

@@ -1,0 +1,288 @@
+"""RobotModel: an immutable fixed-base kinematic tree as flat arrays, built from URDF.
+
+Each movable joint i moves one rigid body i whose frame is the joint's child link frame. Links
+on fixed joints are merged into the body they hang from; with a `tip_link`, movable joints off
+the root→tip chain are locked at q = 0 and their links merged the same way, so their mass still
+counts. Links rigidly attached to the root carry no dynamics (the root is fixed).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from .errors import URDFError
+from .kernels import BODY_STRIDE, PRISMATIC, REVOLUTE
+from .urdf import Inertial, Joint, Mimic, URDFRobot, check_inertia, parse_urdf
+
+__all__ = ["LinkFrame", "Mimic", "Payload", "RobotModel"]
+
+
+@dataclass(frozen=True)
+class LinkFrame:
+    """Where a link frame sits: on `body` (-1 = the fixed root) at `rotation`, `translation`."""
+
+    body: int
+    rotation: np.ndarray  # (3, 3) link frame in the body frame
+    translation: np.ndarray  # (3,) link origin in the body frame, m
+
+
+@dataclass(frozen=True)
+class Payload:
+    """A rigid load on `link`: mass (kg), centre of mass (m) and inertia about it (kg m²), link frame."""
+
+    link: str
+    mass: float
+    com: np.ndarray
+    inertia: np.ndarray
+
+
+def _spatial(mass: float, com: np.ndarray, inertia_com: np.ndarray, rot: np.ndarray, trans: np.ndarray):
+    """(mass, first moment, inertia about the origin) of a body given in a frame at rot, trans."""
+    c = rot @ com + trans
+    i_c = rot @ inertia_com @ rot.T
+    i_o = i_c + mass * (float(c @ c) * np.eye(3) - np.outer(c, c))
+    return mass, mass * c, i_o
+
+
+def _readonly(a: np.ndarray) -> np.ndarray:
+    a = np.ascontiguousarray(a)
+    a.flags.writeable = False
+    return a
+
+
+@dataclass(frozen=True, eq=False)
+class RobotModel:
+    """Fixed-base dynamic model. Build with `RobotModel.from_urdf`; never mutated afterwards.
+
+    Arrays indexed by joint follow `joint_names`. Limits are ±inf where the URDF gives none.
+    """
+
+    name: str
+    root_link: str
+    tip_link: str | None
+    joint_names: tuple[str, ...]
+    joint_types: tuple[str, ...]
+    link_frames: dict[str, LinkFrame]
+    parent: np.ndarray  # (nv,) int64, parent body or -1
+    jtype: np.ndarray  # (nv,) int64, REVOLUTE or PRISMATIC
+    body: np.ndarray  # (nv * BODY_STRIDE,) float64, see kernels
+    position_lower: np.ndarray
+    position_upper: np.ndarray
+    velocity_limit: np.ndarray
+    effort_limit: np.ndarray
+    damping: np.ndarray  # URDF <dynamics damping>, N m s/rad or N s/m
+    coulomb: np.ndarray  # URDF <dynamics friction>, N m or N
+    mimic: dict[str, Mimic]
+    payload: Payload | None = None
+    _bare_body: np.ndarray = field(default=None, repr=False)  # body without payload
+    _lists: tuple = field(default=None, repr=False)  # plain-Python copies for the fallback
+
+    @property
+    def nv(self) -> int:
+        """Number of movable joints (degrees of freedom)."""
+        return len(self.joint_names)
+
+    @property
+    def link_names(self) -> tuple[str, ...]:
+        """Every link of the model, including those merged into a body or into the root."""
+        return tuple(self.link_frames)
+
+    @property
+    def armature(self) -> np.ndarray:
+        """Reflected rotor inertia per joint, added to M's diagonal (kg m² or kg)."""
+        return self.body[BODY_STRIDE - 1 :: BODY_STRIDE].copy()
+
+    def joint_index(self, name: str) -> int:
+        """Index of a movable joint in `joint_names`; KeyError naming it otherwise."""
+        try:
+            return self.joint_names.index(name)
+        except ValueError:
+            raise KeyError(f"joint '{name}' is not a movable joint of the model") from None
+
+    def link_frame(self, link: str) -> LinkFrame:
+        """Placement of a link in its body; KeyError naming the link when unknown."""
+        try:
+            return self.link_frames[link]
+        except KeyError:
+            raise KeyError(f"link '{link}' is not part of the model") from None
+
+    @classmethod
+    def from_urdf(
+        cls, xml_text: str, root_link: str | None = None, tip_link: str | None = None
+    ) -> RobotModel:
+        """Build the model of a URDF (whole tree below `root_link`, or the root_link→tip_link chain).
+
+        Raises URDFError naming the link or joint at fault.
+        """
+        return _build(parse_urdf(xml_text), root_link, tip_link)
+
+    def with_payload(
+        self,
+        link: str,
+        mass: float,
+        com: np.ndarray | tuple = (0.0, 0.0, 0.0),
+        inertia: np.ndarray | None = None,
+    ) -> RobotModel:
+        """A copy carrying a payload on `link` (replacing any previous one); mass 0 removes it.
+
+        com is in the link frame (m); inertia (3×3, kg m², link axes) is about the com.
+        """
+        frame = self.link_frame(link)
+        com = np.asarray(com, dtype=float).reshape(3)
+        inertia = np.zeros((3, 3)) if inertia is None else np.asarray(inertia, dtype=float)
+        what = f"payload on link '{link}'"
+        if not np.all(np.isfinite(com)):
+            raise ValueError(f"{what}: com must be finite")
+        try:
+            check_inertia(float(mass), inertia, what)
+        except URDFError as exc:
+            raise ValueError(str(exc)) from None
+        body = self._bare_body.copy()
+        payload = None
+        if mass > 0.0 and frame.body >= 0:
+            m, h, i_o = _spatial(float(mass), com, inertia, frame.rotation, frame.translation)
+            _add_inertia(body, frame.body, m, h, i_o)
+        if mass > 0.0:
+            payload = Payload(link, float(mass), com, inertia)
+        return replace(self, body=_readonly(body), payload=payload, _lists=None)
+
+    def with_armature(self, armature: np.ndarray) -> RobotModel:
+        """A copy with per-joint armature (reflected rotor inertia, ≥ 0, `joint_names` order)."""
+        armature = np.asarray(armature, dtype=float).reshape(-1)
+        if armature.shape != (self.nv,) or not np.all(np.isfinite(armature)) or np.any(armature < 0):
+            raise ValueError(f"armature must be {self.nv} finite values >= 0")
+        body = self.body.copy()
+        bare = self._bare_body.copy()
+        body[BODY_STRIDE - 1 :: BODY_STRIDE] = armature
+        bare[BODY_STRIDE - 1 :: BODY_STRIDE] = armature
+        return replace(self, body=_readonly(body), _bare_body=_readonly(bare), _lists=None)
+
+    def kernel_args(self) -> tuple:
+        """(parent, jtype, body) for the kernels: arrays with numba, lists without."""
+        from ._jit import HAVE_NUMBA
+
+        if HAVE_NUMBA:
+            return self.parent, self.jtype, self.body
+        if self._lists is None:
+            lists = (self.parent.tolist(), self.jtype.tolist(), self.body.tolist())
+            object.__setattr__(self, "_lists", lists)
+        return self._lists
+
+
+def _add_inertia(body: np.ndarray, i: int, mass: float, h: np.ndarray, i_o: np.ndarray) -> None:
+    b = i * BODY_STRIDE
+    body[b + 15] += mass
+    body[b + 16 : b + 19] += h
+    body[b + 19 : b + 25] += (i_o[0, 0], i_o[0, 1], i_o[0, 2], i_o[1, 1], i_o[1, 2], i_o[2, 2])
+
+
+def _tree(robot: URDFRobot) -> tuple[str, dict[str, list[Joint]]]:
+    """The unique root link and the child joints of every link; URDFError on forests and cycles."""
+    parent_joint: dict[str, Joint] = {}
+    children: dict[str, list[Joint]] = {name: [] for name in robot.links}
+    for joint in robot.joints:
+        if joint.child in parent_joint:
+            raise URDFError(
+                f"link '{joint.child}' is the child of two joints: "
+                f"'{parent_joint[joint.child].name}' and '{joint.name}'"
+            )
+        parent_joint[joint.child] = joint
+        children[joint.parent].append(joint)
+    roots = [name for name in robot.links if name not in parent_joint]
+    if not roots:
+        raise URDFError("the joints form a cycle: every link has a parent joint")
+    if len(roots) > 1:
+        raise URDFError(f"several root links (links without a parent joint): {', '.join(roots)}")
+    reached = {roots[0]}
+    stack = [roots[0]]
+    while stack:
+        for joint in children[stack.pop()]:
+            reached.add(joint.child)
+            stack.append(joint.child)
+    unreached = [name for name in robot.links if name not in reached]
+    if unreached:
+        raise URDFError(f"the joints form a cycle through links: {', '.join(unreached)}")
+    return roots[0], children
+
+
+def _chain(children: dict[str, list[Joint]], root: str, tip: str) -> set[str]:
+    """Names of the joints on the path root → tip; URDFError if tip is not below root."""
+    path: dict[str, list[str]] = {root: []}
+    stack = [root]
+    while stack:
+        link = stack.pop()
+        for joint in children[link]:
+            path[joint.child] = [*path[link], joint.name]
+            stack.append(joint.child)
+    if tip not in path:
+        raise URDFError(f"tip_link '{tip}' is not below root_link '{root}'")
+    return set(path[tip])
+
+
+def _build(robot: URDFRobot, root_link: str | None, tip_link: str | None) -> RobotModel:
+    tree_root, children = _tree(robot)
+    for arg, link in (("root_link", root_link), ("tip_link", tip_link)):
+        if link is not None and link not in robot.links:
+            raise URDFError(f"{arg} '{link}' is not a link of the robot")
+    root = root_link or tree_root
+    chain = None if tip_link is None else _chain(children, root, tip_link)
+
+    frames: dict[str, LinkFrame] = {root: LinkFrame(-1, np.eye(3), np.zeros(3))}
+    records: list[np.ndarray] = []
+    parents: list[int] = []
+    joints: list[Joint] = []
+    order = [root]
+    stack = list(reversed(children[root]))
+    while stack:  # depth-first preorder, children in document order: parent body < child body
+        joint = stack.pop()
+        here = frames[joint.parent]
+        rot = here.rotation @ joint.rotation
+        trans = here.rotation @ joint.translation + here.translation
+        if joint.type != "fixed" and (chain is None or joint.name in chain):
+            rec = np.zeros(BODY_STRIDE)
+            rec[0:9] = rot.reshape(9)
+            rec[9:12] = trans
+            rec[12:15] = joint.axis
+            records.append(rec)
+            parents.append(here.body)
+            joints.append(joint)
+            frames[joint.child] = LinkFrame(len(records) - 1, np.eye(3), np.zeros(3))
+        else:
+            frames[joint.child] = LinkFrame(here.body, rot, trans)
+        order.append(joint.child)
+        stack.extend(reversed(children[joint.child]))
+    body = np.concatenate(records) if records else np.zeros(0)
+    for link in order:
+        inertial: Inertial | None = robot.links[link]
+        frame = frames[link]
+        if inertial is None or frame.body < 0 or inertial.mass == 0.0 and not inertial.inertia.any():
+            continue
+        m, h, i_o = _spatial(inertial.mass, inertial.com, inertial.inertia, frame.rotation, frame.translation)
+        _add_inertia(body, frame.body, m, h, i_o)
+
+    names = tuple(j.name for j in joints)
+    mimic = {j.name: j.mimic for j in joints if j.mimic is not None and j.mimic.leader in names}
+    body = _readonly(body)
+    return RobotModel(
+        name=robot.name,
+        root_link=root,
+        tip_link=tip_link,
+        joint_names=names,
+        joint_types=tuple(j.type for j in joints),
+        link_frames=frames,
+        parent=_readonly(np.array(parents, dtype=np.int64)),
+        jtype=_readonly(
+            np.array([PRISMATIC if j.type == "prismatic" else REVOLUTE for j in joints], dtype=np.int64)
+        ),
+        body=body,
+        position_lower=_readonly(np.array([j.lower for j in joints], dtype=float)),
+        position_upper=_readonly(np.array([j.upper for j in joints], dtype=float)),
+        velocity_limit=_readonly(np.array([j.velocity for j in joints], dtype=float)),
+        effort_limit=_readonly(np.array([j.effort for j in joints], dtype=float)),
+        damping=_readonly(np.array([j.damping for j in joints], dtype=float)),
+        coulomb=_readonly(np.array([j.friction for j in joints], dtype=float)),
+        mimic=mimic,
+        _bare_body=body,
+    )
