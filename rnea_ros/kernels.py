@@ -366,6 +366,8 @@ def mass_matrix_kernel(parent, jtype, body, q, ws, comp, mass):
     """
     n = len(parent)
     joint_transforms(parent, jtype, body, q, ws)
+    for i in range(n * n):
+        mass[i] = 0.0
     for i in range(n):
         for k in range(10):
             comp[10 * i + k] = body[i * BODY_STRIDE + 15 + k]
