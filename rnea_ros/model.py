@@ -40,10 +40,11 @@ class Payload:
 
 def _spatial(mass: float, com: np.ndarray, inertia_com: np.ndarray, rot: np.ndarray, trans: np.ndarray):
     """(mass, first moment, inertia about the origin) of a body given in a frame at rot, trans."""
-    c = rot @ com + trans
-    i_c = rot @ inertia_com @ rot.T
-    i_o = i_c + mass * (float(c @ c) * np.eye(3) - np.outer(c, c))
-    return mass, mass * c, i_o
+    with np.errstate(over="ignore", invalid="ignore"):  # callers reject non-finite results
+        c = rot @ com + trans
+        i_c = rot @ inertia_com @ rot.T
+        i_o = i_c + mass * (float(c @ c) * np.eye(3) - np.outer(c, c))
+        return mass, mass * c, i_o
 
 
 def _readonly(a: np.ndarray) -> np.ndarray:
@@ -245,6 +246,8 @@ def _build(robot: URDFRobot, root_link: str | None, tip_link: str | None) -> Rob
             rec[0:9] = rot.reshape(9)
             rec[9:12] = trans
             rec[12:15] = joint.axis
+            if not np.all(np.isfinite(rec)):
+                raise URDFError(f"joint '{joint.name}': origin overflows (too large)")
             records.append(rec)
             parents.append(here.body)
             joints.append(joint)
@@ -261,6 +264,8 @@ def _build(robot: URDFRobot, root_link: str | None, tip_link: str | None) -> Rob
             continue
         m, h, i_o = _spatial(inertial.mass, inertial.com, inertial.inertia, frame.rotation, frame.translation)
         _add_inertia(body, frame.body, m, h, i_o)
+        if not np.all(np.isfinite(body[frame.body * BODY_STRIDE : (frame.body + 1) * BODY_STRIDE])):
+            raise URDFError(f"link '{link}': inertial values overflow (too large)")
 
     names = tuple(j.name for j in joints)
     mimic = {j.name: j.mimic for j in joints if j.mimic is not None and j.mimic.leader in names}

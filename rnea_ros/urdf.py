@@ -172,7 +172,7 @@ def _joint(el: ET.Element, links: dict[str, Inertial | None]) -> Joint:
     axis_el = el.find("axis")
     axis = np.array(_floats(None if axis_el is None else axis_el.get("xyz"), 3, f"{what} axis", "1 0 0"))
     norm = float(np.linalg.norm(axis))
-    if jtype != "fixed" and norm < 1e-9:
+    if jtype != "fixed" and not 1e-9 < norm < 1e150:
         raise URDFError(f"{what}: axis must be a non-zero vector")
     limit = el.find("limit")
     dyn = el.find("dynamics")
