@@ -145,6 +145,8 @@ class RobotModel:
         if mass > 0.0 and frame.body >= 0:
             m, h, i_o = _spatial(float(mass), com, inertia, frame.rotation, frame.translation)
             _add_inertia(body, frame.body, m, h, i_o)
+            if not np.all(np.isfinite(body)):
+                raise ValueError(f"{what}: values overflow (too large)")
         if mass > 0.0:
             payload = Payload(link, float(mass), com, inertia)
         return replace(self, body=_readonly(body), payload=payload, _lists=None)
