@@ -1,0 +1,147 @@
+"""Everything the control cycle needs that depends on the model and the parameters, built once
+per change and swapped whole (no ROS here beyond plain values)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..dynamics import Data, link_pose
+from ..feedforward import EffortLaw
+from ..friction import Friction
+from ..model import RobotModel
+from .parameters import COMPENSABLE, per_joint
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Where the model's joints sit in one joint_states name list."""
+
+    index: np.ndarray  # msg index per model joint (-1: absent mimic joint)
+    missing: tuple[str, ...]  # model joints absent from the message (mimic joints excluded)
+    mimic: tuple[tuple[int, int, float, float], ...]  # (joint, leader, multiplier, offset)
+
+
+@dataclass(frozen=True)
+class Runtime:
+    """A loaded model with its friction, effort law and output order (immutable)."""
+
+    model: RobotModel
+    friction: Friction
+    law: EffortLaw
+    output: np.ndarray  # model index of each output joint, in `joints` order
+    output_names: list[str]
+    wrench_link: str | None
+    wrench_root: np.ndarray  # ee_wrench in root axes (when given in root axes)
+    wrench_tip: np.ndarray | None  # ee_wrench in tip axes, rotated every cycle
+    data: Data
+
+    def layout(self, names: list[str]) -> Layout:
+        """Map a joint_states name list onto the model (duplicates raise ValueError)."""
+        position = {}
+        for i, name in enumerate(names):
+            if name in position:
+                raise ValueError(f"joint '{name}' appears twice in joint_states")
+            position[name] = i
+        index = np.array([position.get(j, -1) for j in self.model.joint_names], dtype=np.int64)
+        mimic, missing = [], []
+        for i, name in enumerate(self.model.joint_names):
+            if index[i] >= 0:
+                continue
+            rel = self.model.mimic.get(name)
+            if rel is not None and position.get(rel.leader, -1) >= 0:
+                mimic.append((i, self.model.joint_index(rel.leader), rel.multiplier, rel.offset))
+            else:
+                missing.append(name)
+        return Layout(index, tuple(missing), tuple(mimic))
+
+    def wrenches(self, q: np.ndarray) -> dict[str, np.ndarray] | None:
+        """The end-effector wrench for rnea (root axes), or None when there is none."""
+        if self.wrench_link is None:
+            return None
+        if self.wrench_tip is None:
+            return {self.wrench_link: self.wrench_root}
+        rot, _ = link_pose(self.model, q, self.wrench_link)
+        return {self.wrench_link: np.concatenate([rot @ self.wrench_tip[:3], rot @ self.wrench_tip[3:]])}
+
+
+def _named_link(model: RobotModel, params: dict, name: str) -> str | None:
+    link = params[name] or params["tip_link"] or None
+    if link is not None and link not in model.link_frames:
+        raise ValueError(f"{name}: link '{link}' is not part of the model")
+    return link
+
+
+def build_runtime(base: RobotModel, params: dict, wrench_override: tuple[str, np.ndarray] | None) -> Runtime:
+    """Combine a parsed model with the parameters; ValueError naming the parameter at fault.
+
+    wrench_override: (frame link or 'root', 6 values) from ~/ee_wrench, replacing ee_wrench.
+    """
+    joints = [j for j in params["joints"] if j] or list(base.joint_names)
+    for j in joints:
+        if j not in base.joint_names:
+            raise ValueError(f"joints: '{j}' is not a movable joint of the model")
+    n = base.nv
+    output = np.array([base.joint_index(j) for j in joints], dtype=np.int64)
+
+    model = base
+    link = _named_link(base, params, "payload.link")
+    if params["payload.mass"] > 0:
+        if link is None:
+            raise ValueError("payload.mass: set payload.link (or tip_link) to say where the payload is")
+        ixx, ixy, ixz, iyy, iyz, izz = params["payload.inertia"]
+        inertia = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
+        model = base.with_payload(link, params["payload.mass"], params["payload.com"], inertia)
+
+    def from_joints(name: str, urdf: np.ndarray) -> np.ndarray:
+        value = np.asarray(params[name], dtype=float)
+        if value.tolist() == [-1.0]:
+            return urdf
+        if value.size != len(joints):
+            raise ValueError(f"{name} must have {len(joints)} values (one per joint of 'joints')")
+        full = urdf.copy()
+        full[output] = value
+        return full
+
+    friction = Friction(
+        from_joints("friction.viscous", model.damping),
+        from_joints("friction.coulomb", model.coulomb),
+        params["friction.smoothing_velocity"],
+    )
+    gains = {}
+    for name in ("feedback.kp", "feedback.kd"):
+        value = np.asarray(params[name], dtype=float).reshape(-1)
+        if value.size not in (1, len(joints)):
+            raise ValueError(f"{name} must have 1 or {len(joints)} values")
+        full = np.zeros(n)
+        full[output] = per_joint(value, len(joints))
+        gains[name] = full
+    law = EffortLaw(
+        gravity=tuple(float(g) for g in params["gravity"]),
+        compensate=frozenset(t for t in COMPENSABLE if params[f"compensate.{t}"]),
+        kp=gains["feedback.kp"],
+        kd=gains["feedback.kd"],
+        use_desired_state=params["state_source"] == "desired",
+        effort_limit_scale=params["effort_limit_scale"],
+    )
+
+    frame, wrench = wrench_override or (
+        params["ee_wrench_frame"],
+        np.asarray(params["ee_wrench"], dtype=float),
+    )
+    wrench_link = wrench_tip = None
+    wrench_root = np.zeros(6)
+    if np.any(wrench != 0):
+        wrench_link = _named_link(base, params, "tip_link")
+        if wrench_link is None:
+            raise ValueError("ee_wrench: set tip_link to say where the end-effector wrench acts")
+        if frame == "root" or frame == base.root_link:
+            wrench_root = wrench
+        elif frame == "tip" or frame == wrench_link:
+            wrench_tip = wrench
+        else:
+            raise ValueError(
+                f"ee_wrench frame '{frame}' must be 'root', 'tip', '{base.root_link}' or '{wrench_link}'"
+            )
+    return Runtime(model, friction, law, output, joints, wrench_link, wrench_root, wrench_tip, Data(model))

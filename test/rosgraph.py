@@ -1,0 +1,165 @@
+"""Test harness: the inverse_dynamics node as a real subprocess, driven by a real rclpy node.
+
+The node is started exactly as a launch file would start it (`--ros-args --params-file ... -r
+...`). Every wait is bounded. Each pytest process uses its own ROS_DOMAIN_ID.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import yaml
+
+os.environ.setdefault("ROS_DOMAIN_ID", str(100 + os.getpid() % 100))
+os.environ.setdefault("ROS_LOCALHOST_ONLY", "1")
+
+import rclpy  # noqa: E402
+from diagnostic_msgs.msg import DiagnosticArray  # noqa: E402
+from rcl_interfaces.srv import SetParameters  # noqa: E402
+from rclpy.node import Node  # noqa: E402
+from rclpy.parameter import Parameter  # noqa: E402
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy  # noqa: E402
+from sensor_msgs.msg import JointState  # noqa: E402
+from std_msgs.msg import Float64MultiArray, String  # noqa: E402
+
+NODE = "/inverse_dynamics"
+
+
+def start_node(tmp: Path, params: dict, *remaps: str) -> subprocess.Popen:
+    """Start the node with a params file built from `params` and `-r` remaps."""
+    path = tmp / f"params_{time.monotonic_ns()}.yaml"
+    path.write_text(yaml.safe_dump({"inverse_dynamics": {"ros__parameters": params}}))
+    args = [sys.executable, "-m", "rnea_ros.node.main", "--ros-args", "--params-file", str(path)]
+    for remap in remaps:
+        args += ["-r", remap]
+    return subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+def stop(proc: subprocess.Popen) -> str:
+    """Stop a process (SIGINT, then kill) and return what it printed."""
+    if proc.poll() is None:
+        proc.send_signal(2)
+        try:
+            proc.wait(5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(5)
+    return proc.stdout.read() if proc.stdout else ""
+
+
+class Driver:
+    """A test node that feeds the inverse_dynamics node and records what it publishes."""
+
+    def __init__(self, name: str = "driver") -> None:
+        if not rclpy.ok():
+            rclpy.init()
+        self.node = Node(name)
+        self.commands: list[tuple[float, list[float]]] = []
+        self.joint_efforts: list[JointState] = []
+        self.terms: dict[str, list[JointState]] = {}
+        self.diagnostics: list[DiagnosticArray] = []
+        n = self.node
+        n.create_subscription(Float64MultiArray, f"{NODE}/effort_commands", self._on_command, 100)
+        n.create_subscription(JointState, f"{NODE}/joint_efforts", self.joint_efforts.append, 100)
+        for term in ("gravity", "coriolis", "inertia", "friction", "wrench", "feedback"):
+            self.terms[term] = []
+            n.create_subscription(JointState, f"{NODE}/terms/{term}", self.terms[term].append, 100)
+        n.create_subscription(DiagnosticArray, "/diagnostics", self.diagnostics.append, 10)
+        self.joint_states = n.create_publisher(JointState, "joint_states", 10)
+        latched = QoSProfile(
+            depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL
+        )
+        self.description = n.create_publisher(String, "robot_description", latched)
+        self.set_client = n.create_client(SetParameters, f"{NODE}/set_parameters")
+
+    def _on_command(self, msg: Float64MultiArray) -> None:
+        self.commands.append((time.monotonic(), list(msg.data)))
+
+    def spin(self, seconds: float) -> None:
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            rclpy.spin_once(self.node, timeout_sec=0.01)
+
+    def state(self, names, q, qd=None, stamp_offset: float = 0.0, stamp: bool = True) -> JointState:
+        msg = JointState(name=list(names), position=[float(x) for x in q])
+        if qd is not None:
+            msg.velocity = [float(x) for x in qd]
+        if stamp:
+            now = self.node.get_clock().now().nanoseconds + int(stamp_offset * 1e9)
+            msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(now, 1_000_000_000)
+        return msg
+
+    def command_for(self, msg: JointState, timeout: float = 3.0) -> np.ndarray | None:
+        """Publish `msg` with a fresh stamp and return the efforts answering it, or None.
+
+        The answer is matched by stamp on ~/joint_efforts, which carries the input's stamp and
+        the same values as ~/effort_commands.
+        """
+        now = self.node.get_clock().now().nanoseconds
+        msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(now, 1_000_000_000)
+        stamp = (msg.header.stamp.sec, msg.header.stamp.nanosec)
+        self.joint_states.publish(msg)
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            rclpy.spin_once(self.node, timeout_sec=0.01)
+            for js in reversed(self.joint_efforts[-20:]):
+                if (js.header.stamp.sec, js.header.stamp.nanosec) == stamp:
+                    return np.array(js.effort)
+        return None
+
+    def no_command_for(self, msg: JointState, wait: float = 0.4) -> bool:
+        """Publish `msg` as is and check that no command follows within `wait` seconds."""
+        before = len(self.commands)
+        self.joint_states.publish(msg)
+        self.spin(wait)
+        return len(self.commands) == before
+
+    def wait_for_commands(self, make_msg, timeout: float = 20.0) -> np.ndarray:
+        """Publish make_msg() every 50 ms until a command comes back (the node is starting)."""
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            got = self.command_for(make_msg(), timeout=0.05)
+            if got is not None:
+                self.spin(0.2)
+                return got
+        raise TimeoutError("no effort command from the node")
+
+    def set_parameters(self, values: dict) -> list:
+        """Set parameters through the node's set_parameters service (as rqt_reconfigure does)."""
+        assert self.set_client.wait_for_service(10.0), "set_parameters service not available"
+        request = SetParameters.Request()
+        request.parameters = [
+            Parameter(name, value=value).to_parameter_msg() for name, value in values.items()
+        ]
+        future = self.set_client.call_async(request)
+        end = time.monotonic() + 10.0
+        while not future.done() and time.monotonic() < end:
+            rclpy.spin_once(self.node, timeout_sec=0.01)
+        assert future.done(), "set_parameters did not answer"
+        return future.result().results
+
+    def latest_diagnostics(self, timeout: float = 3.0) -> dict[str, str]:
+        self.diagnostics.clear()
+        end = time.monotonic() + timeout
+        while not self.diagnostics and time.monotonic() < end:
+            rclpy.spin_once(self.node, timeout_sec=0.05)
+        assert self.diagnostics, "no /diagnostics"
+        status = self.diagnostics[-1].status[0]
+        return {
+            "level": int.from_bytes(status.level, "little")
+            if isinstance(status.level, bytes)
+            else status.level,
+            "message": status.message,
+            **{kv.key: kv.value for kv in status.values},
+        }
+
+    def close(self) -> None:
+        self.node.destroy_node()
+
+
+__all__ = ["Driver", "start_node", "stop"]

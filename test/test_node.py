@@ -1,0 +1,271 @@
+"""The inverse_dynamics node across processes: efforts, inputs, parameters, trajectory, limits.
+
+One node (Panda, chain to panda_hand, model from the robot_description parameter) serves the
+whole module; tests that change parameters put them back.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+from builtin_interfaces.msg import Duration
+from geometry_msgs.msg import WrenchStamped
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+from rnea_ros import (
+    Friction,
+    RobotModel,
+    friction_torques,
+    gravity_torques,
+    jacobian,
+    link_pose,
+    mass_matrix,
+    rnea,
+)
+from rnea_ros.robots import example_urdf_path
+
+from .rosgraph import Driver, start_node, stop
+
+URDF = example_urdf_path("panda").read_text()
+MODEL = RobotModel.from_urdf(URDF, tip_link="panda_hand")
+FRICTION = Friction.from_model(MODEL)
+NAMES = list(MODEL.joint_names)
+RNG = np.random.default_rng(0)
+
+
+def random_state():
+    lo, hi = MODEL.position_lower, MODEL.position_upper
+    return RNG.uniform(lo, hi), RNG.normal(0, 0.5, MODEL.nv)
+
+
+def expected(q, qd, qdd=None, gravity=(0, 0, -9.81), wrenches=None):
+    """g + c + M q̈ + friction + Jᵀ F from the core, for the same state."""
+    qdd = np.zeros(MODEL.nv) if qdd is None else qdd
+    return rnea(MODEL, q, qd, qdd, gravity=gravity, wrenches=wrenches) + friction_torques(FRICTION, qd)
+
+
+@pytest.fixture(scope="module")
+def node(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("node")
+    proc = start_node(tmp, {"robot_description": URDF, "tip_link": "panda_hand", "joint_states_timeout": 0.5})
+    driver = Driver("test_node_driver")
+    q, qd = random_state()
+    try:
+        driver.wait_for_commands(lambda: driver.state(NAMES, q, qd))
+        yield driver
+    finally:
+        driver.close()
+        output = stop(proc)
+        assert "Traceback" not in output, output
+
+
+def test_efforts_equal_core_torques(node: Driver) -> None:
+    for _ in range(5):
+        q, qd = random_state()
+        msg = node.state(NAMES, q, qd)
+        got = node.command_for(msg)
+        assert got is not None
+        assert np.allclose(got, expected(q, qd), rtol=0, atol=1e-9)
+    node.spin(0.1)
+    js = node.joint_efforts[-1]
+    assert list(js.name) == NAMES
+    assert (js.header.stamp.sec, js.header.stamp.nanosec) == (msg.header.stamp.sec, msg.header.stamp.nanosec)
+    assert np.allclose(js.effort, got, atol=1e-12)
+    terms = {t: np.array(node.terms[t][-1].effort) for t in node.terms}
+    assert np.allclose(sum(terms.values()), got, atol=1e-9)
+    assert np.allclose(terms["gravity"], gravity_torques(MODEL, q), atol=1e-9)
+    assert np.allclose(terms["friction"], friction_torques(FRICTION, qd), atol=1e-12)
+
+
+def test_shuffled_and_extra_joints_are_mapped_by_name(node: Driver) -> None:
+    q, qd = random_state()
+    order = RNG.permutation(MODEL.nv)
+    names = [NAMES[i] for i in order] + ["panda_finger_joint1", "some_other_joint"]
+    msg = node.state(names, [*q[order], 0.02, 5.0], [*qd[order], 0.0, 1.0])
+    got = node.command_for(msg)
+    assert got is not None and np.allclose(got, expected(q, qd), atol=1e-9)
+
+
+def test_missing_nan_wrong_length_and_stale_input_get_no_command_then_resume(node: Driver) -> None:
+    q, qd = random_state()
+    before = node.latest_diagnostics()
+    assert node.no_command_for(node.state(NAMES[:-1], q[:-1], qd[:-1]))
+    assert node.no_command_for(node.state(NAMES, [*q[:-1], np.nan], qd))
+    assert node.no_command_for(node.state(NAMES, q, [*qd[:-1], np.inf]))
+    assert node.no_command_for(node.state(NAMES, q[:-1], qd))
+    assert node.no_command_for(node.state(NAMES, q, qd[:-2]))
+    assert node.no_command_for(node.state(NAMES, q, qd, stamp_offset=-2.0))
+    got = node.command_for(node.state(NAMES, q, qd))
+    assert got is not None and np.allclose(got, expected(q, qd), atol=1e-9)
+    after = node.latest_diagnostics()
+    for reason, count in [("missing_joints", 1), ("not_finite", 2), ("bad_length", 2), ("stale", 1)]:
+        assert int(after.get(f"rejected.{reason}", 0)) - int(before.get(f"rejected.{reason}", 0)) == count
+
+
+def test_parameters_change_through_set_parameters_and_take_effect(node: Driver) -> None:
+    q, qd = random_state()
+    results = node.set_parameters({"gravity": [0.0, 9.81, 0.0], "compensate.friction": False})
+    assert all(r.successful for r in results)
+    try:
+        got = node.command_for(node.state(NAMES, q, qd))
+        want = rnea(MODEL, q, qd, np.zeros(MODEL.nv), gravity=(0, 9.81, 0))
+        assert np.allclose(got, want, atol=1e-9)
+    finally:
+        assert node.set_parameters({"gravity": [0.0, 0.0, -9.81], "compensate.friction": True})[0].successful
+    assert np.allclose(node.command_for(node.state(NAMES, q, qd)), expected(q, qd), atol=1e-9)
+
+
+@pytest.mark.parametrize(
+    ("values", "reason"),
+    [
+        ({"gravity": [0.0, -9.81]}, "gravity must have 3 values"),
+        ({"gravity": [0.0, float("nan"), 1.0]}, "gravity must be finite"),
+        ({"friction.viscous": [0.1] * 6 + [-0.1]}, "friction.viscous must be >= 0"),
+        ({"friction.coulomb": [0.1, 0.2]}, "friction.coulomb must have 7 values"),
+        ({"ee_wrench_frame": "camera"}, "ee_wrench_frame must be one of"),
+        ({"state_source": "predicted"}, "state_source must be one of"),
+        ({"feedback.kp": [1.0, 2.0]}, "feedback.kp must have 1 or 7 values"),
+        ({"payload.link": "nowhere"}, "link 'nowhere' is not part of the model"),
+        ({"effort_limit_scale": -1.0}, ""),
+        ({"tip_link": "panda_link5"}, ""),
+        ({"gravity": "down"}, ""),
+    ],
+)
+def test_invalid_parameters_are_rejected_with_a_reason_and_the_old_value_stays(
+    node: Driver, values, reason
+) -> None:
+    q, qd = random_state()
+    result = node.set_parameters(values)
+    assert not all(r.successful for r in result)
+    assert reason in " ".join(r.reason for r in result)
+    assert np.allclose(node.command_for(node.state(NAMES, q, qd)), expected(q, qd), atol=1e-9)
+
+
+def test_end_effector_wrench_parameter_and_topic(node: Driver) -> None:
+    q, qd = random_state()
+    wrench = np.array([1.0, -2.0, -10.0, 0.3, 0.2, -0.1])
+    assert node.set_parameters({"ee_wrench": wrench.tolist()})[0].successful
+    try:
+        got = node.command_for(node.state(NAMES, q, qd))
+        assert np.allclose(got, expected(q, qd) + jacobian(MODEL, q, "panda_hand").T @ wrench, atol=1e-9)
+        # the same wrench given in the hand's own axes through ~/ee_wrench
+        rot, _ = link_pose(MODEL, q, "panda_hand")
+        local = np.concatenate([rot.T @ wrench[:3], rot.T @ wrench[3:]])
+        msg = WrenchStamped()
+        msg.header.frame_id = "panda_hand"
+        (msg.wrench.force.x, msg.wrench.force.y, msg.wrench.force.z) = local[:3]
+        (msg.wrench.torque.x, msg.wrench.torque.y, msg.wrench.torque.z) = local[3:]
+        node.node.create_publisher(WrenchStamped, "/inverse_dynamics/ee_wrench", 10).publish(msg)
+        node.spin(0.3)
+        got = node.command_for(node.state(NAMES, q, qd))
+        assert np.allclose(got, expected(q, qd, wrenches={"panda_hand": wrench}), atol=1e-9)
+    finally:
+        assert node.set_parameters({"ee_wrench": [0.0] * 6})[0].successful
+    assert np.allclose(node.command_for(node.state(NAMES, q, qd)), expected(q, qd), atol=1e-9)
+
+
+def test_payload_parameters(node: Driver) -> None:
+    q, qd = random_state()
+    assert node.set_parameters({"payload.mass": 2.0, "payload.com": [0.0, 0.0, 0.1]})[0].successful
+    try:
+        got = node.command_for(node.state(NAMES, q, qd))
+        loaded = MODEL.with_payload("panda_hand", 2.0, (0, 0, 0.1))
+        want = rnea(loaded, q, qd, np.zeros(MODEL.nv)) + friction_torques(FRICTION, qd)
+        assert np.allclose(got, want, atol=1e-9)
+        assert not np.allclose(got, expected(q, qd), atol=1e-3)
+    finally:
+        assert node.set_parameters({"payload.mass": 0.0})[0].successful
+
+
+def test_efforts_are_clamped_to_limit_times_scale_and_reported(node: Driver) -> None:
+    q, qd = random_state()
+    assert node.set_parameters({"effort_limit_scale": 0.05})[0].successful
+    try:
+        got = node.command_for(node.state(NAMES, q, qd))
+        limit = MODEL.effort_limit * 0.05
+        want = np.clip(expected(q, qd), -limit, limit)
+        assert np.allclose(got, want, atol=1e-9) and np.any(np.abs(expected(q, qd)) > limit)
+        diag = node.latest_diagnostics()
+        clamped = {NAMES[i] for i in np.flatnonzero(np.abs(expected(q, qd)) > limit)}
+        assert clamped <= set(diag["clamped_joints"].split())
+    finally:
+        assert node.set_parameters({"effort_limit_scale": 1.0})[0].successful
+
+
+def _trajectory(q0, accel, duration, stamp_zero=True) -> JointTrajectory:
+    """Constant acceleration from q0 at rest: q = q0 + a t²/2 (exact for every spline)."""
+    msg = JointTrajectory(joint_names=list(NAMES))
+    for t in np.linspace(0.0, duration, 4):
+        sec, frac = divmod(t, 1.0)
+        msg.points.append(
+            JointTrajectoryPoint(
+                positions=(q0 + 0.5 * accel * t**2).tolist(),
+                velocities=(accel * t).tolist(),
+                accelerations=accel.tolist(),
+                time_from_start=Duration(sec=int(sec), nanosec=int(frac * 1e9)),
+            )
+        )
+    return msg
+
+
+def test_trajectory_feedforward_and_hold_after_the_end(node: Driver) -> None:
+    q, qd = random_state()
+    accel = 0.5 * (np.linspace(-1.0, 1.0, MODEL.nv) + 0.1)  # no zero: the check below divides by it
+    kp = 5.0  # small enough that nothing is clamped
+    publisher = node.node.create_publisher(JointTrajectory, "/inverse_dynamics/joint_trajectory", 10)
+    node.command_for(node.state(NAMES, q, qd))
+    publisher.publish(_trajectory(q, accel, duration=1.5))
+    node.spin(0.2)
+    got = node.command_for(node.state(NAMES, q, qd))
+    assert np.allclose(got, expected(q, qd) + mass_matrix(MODEL, q) @ accel, atol=1e-9)
+    # the desired state moves: a PD term on the tracking error shows the sampled q, q̇
+    assert node.set_parameters({"feedback.kp": [kp], "feedback.kd": [0.0]})[0].successful
+    try:
+        t_sent = time.monotonic()
+        got = node.command_for(node.state(NAMES, q, np.zeros(MODEL.nv)))
+        feedback = got - expected(q, np.zeros(MODEL.nv)) - mass_matrix(MODEL, q) @ accel
+        elapsed = feedback / (kp * 0.5 * accel)  # kp (q_des - q) = kp a t²/2  ->  t²
+        assert np.all(elapsed > 0.0) and np.allclose(elapsed, elapsed[0], rtol=1e-6)
+        assert 0.2**2 < elapsed[0] < (time.monotonic() - t_sent + 0.5) ** 2
+        node.spin(max(0.0, 1.7 - (time.monotonic() - t_sent)))
+        got = node.command_for(node.state(NAMES, q, np.zeros(MODEL.nv)))
+        q_final = q + 0.5 * accel * 1.5**2
+        assert np.allclose(got, expected(q, np.zeros(MODEL.nv)) + kp * (q_final - q), atol=1e-8)
+    finally:
+        publisher.publish(JointTrajectory(joint_names=NAMES))  # empty: cancel
+        node.spin(0.2)
+        assert node.set_parameters({"feedback.kp": [0.0]})[0].successful
+    assert np.allclose(node.command_for(node.state(NAMES, q, qd)), expected(q, qd), atol=1e-9)
+
+
+def test_bad_trajectories_are_rejected_and_counted(node: Driver) -> None:
+    publisher = node.node.create_publisher(JointTrajectory, "/inverse_dynamics/joint_trajectory", 10)
+    before = int(node.latest_diagnostics().get("rejected.bad_trajectory", 0))
+    unsorted = _trajectory(np.zeros(MODEL.nv), np.ones(MODEL.nv), 1.0)
+    unsorted.points.reverse()
+    unknown = _trajectory(np.zeros(MODEL.nv), np.ones(MODEL.nv), 1.0)
+    unknown.joint_names[0] = "elbow"
+    short = _trajectory(np.zeros(MODEL.nv), np.ones(MODEL.nv), 1.0)
+    short.points[1].positions = short.points[1].positions[:3]
+    for msg in (unsorted, unknown, short):
+        publisher.publish(msg)
+    node.spin(0.5)
+    assert int(node.latest_diagnostics()["rejected.bad_trajectory"]) - before == 3
+    q, qd = random_state()
+    assert np.allclose(node.command_for(node.state(NAMES, q, qd)), expected(q, qd), atol=1e-9)
+
+
+def test_diagnostics_report_model_input_age_and_cycle_time(node: Driver) -> None:
+    q, qd = random_state()
+    for _ in range(20):
+        node.joint_states.publish(node.state(NAMES, q, qd))
+        node.spin(0.01)
+    diag = node.latest_diagnostics()
+    assert diag["model_loaded"] == "True"
+    assert diag["model"].startswith("panda (7 joints, root panda_link0)")
+    assert diag["joints"].split() == NAMES
+    assert 0.0 <= float(diag["input_age_s"]) < 0.5
+    assert 0.0 < float(diag["cycle_time_median_us"]) <= float(diag["cycle_time_max_us"])
+    assert int(diag["commands_published"]) > 0
