@@ -79,6 +79,8 @@ def _check_finite(result: np.ndarray, named: dict[str, object]) -> np.ndarray:
     if np.isfinite(result).all():
         return result
     for name, value in named.items():
+        if value is None:
+            continue
         if isinstance(value, Mapping):
             for link, w in value.items():
                 if not np.all(np.isfinite(np.asarray(w, dtype=float))):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -30,6 +31,14 @@ def test_rnea_arbitrary_arrays(q, qd, qdd, gravity) -> None:
     finite_or_value_error(rnea, MODEL, q, qd, qdd, gravity=gravity)
     finite_or_value_error(gravity_torques, MODEL, q, gravity=gravity)
     finite_or_value_error(mass_matrix, MODEL, q)
+
+
+def test_overflowing_result_raises_value_error() -> None:
+    zeros = np.zeros(MODEL.nv)
+    huge = np.full(MODEL.nv, 1e200)
+    for kwargs in ({}, {"wrenches": {"ee_link": [0.0] * 6}}):
+        with pytest.raises(ValueError, match="result is not finite"):
+            rnea(MODEL, zeros, huge, zeros, **kwargs)
 
 
 @settings(max_examples=200, deadline=None)
