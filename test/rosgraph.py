@@ -55,7 +55,10 @@ def stop(proc: subprocess.Popen) -> str:
 class Driver:
     """A test node that feeds the inverse_dynamics node and records what it publishes."""
 
-    def __init__(self, name: str = "driver") -> None:
+    def __init__(self, name: str = "driver", effort_bounds: dict[str, float] | None = None) -> None:
+        """effort_bounds: joint name → largest |effort| the node may ever publish for it
+        (effort limit × the largest effort_limit_scale the test uses); checked on close()."""
+        self.effort_bounds = effort_bounds or {}
         if not rclpy.ok():
             rclpy.init()
         self.node = Node(name)
@@ -65,7 +68,8 @@ class Driver:
         self.diagnostics: list[DiagnosticArray] = []
         n = self.node
         n.create_subscription(Float64MultiArray, f"{NODE}/effort_commands", self._on_command, 100)
-        n.create_subscription(JointState, f"{NODE}/joint_efforts", self.joint_efforts.append, 100)
+        self.joint_efforts_times: list[float] = []  # arrival (time.monotonic) of each joint_efforts
+        n.create_subscription(JointState, f"{NODE}/joint_efforts", self._on_joint_efforts, 100)
         for term in ("gravity", "coriolis", "inertia", "friction", "wrench", "feedback"):
             self.terms[term] = []
             n.create_subscription(JointState, f"{NODE}/terms/{term}", self.terms[term].append, 100)
@@ -76,6 +80,10 @@ class Driver:
         )
         self.description = n.create_publisher(String, "robot_description", latched)
         self.set_client = n.create_client(SetParameters, f"{NODE}/set_parameters")
+
+    def _on_joint_efforts(self, msg: JointState) -> None:
+        self.joint_efforts.append(msg)
+        self.joint_efforts_times.append(time.monotonic())
 
     def _on_command(self, msg: Float64MultiArray) -> None:
         self.commands.append((time.monotonic(), list(msg.data)))
@@ -158,7 +166,18 @@ class Driver:
             **{kv.key: kv.value for kv in status.values},
         }
 
+    def check_published_efforts(self) -> int:
+        """The invariant of the whole suite: every published effort finite and within bounds."""
+        for _, data in self.commands:
+            assert np.all(np.isfinite(data)), f"non-finite effort command {data}"
+        for js in self.joint_efforts:
+            for name, effort in zip(js.name, js.effort, strict=True):
+                assert np.isfinite(effort), f"non-finite effort for {name}"
+                assert abs(effort) <= self.effort_bounds.get(name, np.inf) + 1e-9, f"{name}: {effort}"
+        return len(self.joint_efforts)
+
     def close(self) -> None:
+        self.check_published_efforts()
         self.node.destroy_node()
 
 

@@ -50,7 +50,7 @@ def expected(q, qd, qdd=None, gravity=(0, 0, -9.81), wrenches=None):
 def node(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("node")
     proc = start_node(tmp, {"robot_description": URDF, "tip_link": "panda_hand", "joint_states_timeout": 0.5})
-    driver = Driver("test_node_driver")
+    driver = Driver("test_node_driver", dict(zip(NAMES, MODEL.effort_limit, strict=True)))
     q, qd = random_state()
     try:
         driver.wait_for_commands(lambda: driver.state(NAMES, q, qd))

@@ -21,7 +21,11 @@ def feedforward(model: RobotModel, q, qd) -> np.ndarray:
 
 def test_late_description_replacement_broken_one_and_mimic_joints(tmp_path) -> None:
     proc = start_node(tmp_path, {"joint_states_timeout": 1.0})
-    driver = Driver("description_driver")
+    bounds = {}
+    for text in (PANDA, UR5):
+        model = RobotModel.from_urdf(text)
+        bounds.update(zip(model.joint_names, model.effort_limit, strict=True))
+    driver = Driver("description_driver", bounds)
     try:
         ur5 = RobotModel.from_urdf(UR5)
         q, qd = np.linspace(-1, 1, ur5.nv), np.linspace(0.5, -0.5, ur5.nv)

@@ -162,7 +162,7 @@ class InverseDynamicsNode(Node):
             return
         try:
             self._trajectory = self._make_trajectory(runtime.model, msg)
-        except ValueError as exc:
+        except (ValueError, TypeError, OverflowError) as exc:
             self.stats.reject("bad_trajectory")
             self.get_logger().warn(f"~/joint_trajectory rejected: {exc}", throttle_duration_sec=2.0)
 
@@ -198,6 +198,12 @@ class InverseDynamicsNode(Node):
         return Desired(sampler, joints, stamp or self.get_clock().now().nanoseconds)
 
     def _on_joint_states(self, msg: JointState) -> None:
+        try:
+            self._cycle(msg)
+        except Exception as exc:  # a bug must cost one command, never the node
+            self._drop("internal_error", f"joint_states not handled ({type(exc).__name__}: {exc})")
+
+    def _cycle(self, msg: JointState) -> None:
         t0 = time.perf_counter()
         runtime = self._runtime
         if runtime is None:
