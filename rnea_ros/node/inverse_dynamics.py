@@ -71,6 +71,7 @@ class InverseDynamicsNode(Node):
         self.stats = CycleStats()
 
         self._effort_pub = self.create_publisher(Float64MultiArray, "~/effort_commands", 10)
+        self._command = Float64MultiArray()
         self._joint_efforts_pub = self.create_publisher(JointState, "~/joint_efforts", 10)
         self._term_pubs = {t: self.create_publisher(JointState, f"~/terms/{t}", 10) for t in TERMS}
         self._diag_pub = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
@@ -265,16 +266,21 @@ class InverseDynamicsNode(Node):
             self._drop("not_finite", str(exc))
             return
         out = efforts.total[runtime.output]
-        self._effort_pub.publish(Float64MultiArray(data=out.tolist()))
+        self._command.data = out.tolist()
+        self._effort_pub.publish(self._command)  # first: the robot waits for this one
         names = runtime.output_names
-        self._joint_efforts_pub.publish(JointState(header=msg.header, name=names, effort=out.tolist()))
+        self._publish_joint_state(self._joint_efforts_pub, msg.header, names, out)
         if self._params["publish_terms"]:
             for term, value in efforts.terms.items():
-                self._term_pubs[term].publish(
-                    JointState(header=msg.header, name=names, effort=value[runtime.output].tolist())
-                )
+                self._publish_joint_state(self._term_pubs[term], msg.header, names, value[runtime.output])
         clamped = [names[k] for k in np.flatnonzero(efforts.clamped[runtime.output])]
         self.stats.published(time.perf_counter() - t0, clamped)
+
+    @staticmethod
+    def _publish_joint_state(publisher, header, names: list[str], effort: np.ndarray) -> None:
+        """Publish names + efforts with the input's stamp, only when someone listens."""
+        if publisher.get_subscription_count() > 0:
+            publisher.publish(JointState(header=header, name=names, effort=effort.tolist()))
 
     def _drop(self, reason: str, text: str) -> None:
         self.stats.reject(reason)
