@@ -1,0 +1,109 @@
+"""Packaging: the package builds with colcon as on a ROS 2 install, and with pip alone.
+
+colcon-core, colcon-ros, colcon-python-setup-py and ament_package come from PyPI (requirements-dev).
+The package is copied (files git tracks or would track) into a temporary colcon workspace.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SCRIPTS = ("inverse_dynamics_node", "mujoco_sim_node", "multisine_trajectory")
+
+
+def _source_files() -> list[str]:
+    out = subprocess.run(
+        ["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
+        cwd=REPO,
+        capture_output=True,
+        check=True,
+    ).stdout.decode()
+    return [f for f in out.split("\0") if f and (REPO / f).is_file()]
+
+
+def _copy_package(dest: Path) -> Path:
+    pkg = dest / "rnea_ros"
+    for rel in _source_files():
+        target = pkg / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(REPO / rel, target)
+    return pkg
+
+
+@pytest.fixture(scope="module")
+def colcon_install(tmp_path_factory) -> Path:
+    """Install prefix of rnea_ros after `colcon build` in a fresh workspace."""
+    colcon = Path(sys.executable).parent / "colcon"
+    if not colcon.exists():
+        pytest.fail("colcon is not installed in this environment (requirements-dev.txt)")
+    ws = tmp_path_factory.mktemp("colcon_ws")
+    _copy_package(ws / "src")
+    proc = subprocess.run(
+        [str(colcon), "build", "--base-paths", "src"],
+        cwd=ws,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return ws / "install" / "rnea_ros"
+
+
+def test_colcon_build_installs_console_scripts_in_lib_package(colcon_install: Path) -> None:
+    lib = colcon_install / "lib" / "rnea_ros"
+    for script in SCRIPTS:
+        path = lib / script
+        assert path.is_file(), f"{script} not in {lib}"
+        assert os.access(path, os.X_OK), f"{script} is not executable"
+        assert path.read_text().startswith("#!"), f"{script} has no interpreter line"
+
+
+def test_ament_index_finds_share_with_launch_and_config(colcon_install: Path) -> None:
+    site = next((colcon_install / "lib").glob("python3*/site-packages"))
+    code = (
+        "import rnea_ros, ament_index_python as a; "
+        "print(a.get_package_share_directory('rnea_ros')); print(rnea_ros.__file__)"
+    )
+    env = {**os.environ, "AMENT_PREFIX_PATH": str(colcon_install), "PYTHONPATH": str(site)}
+    proc = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60, cwd="/"
+    )
+    assert proc.returncode == 0, proc.stderr
+    share_line, module_line = proc.stdout.split()[-2:]
+    share = Path(share_line)
+    assert share == colcon_install / "share" / "rnea_ros"
+    assert Path(module_line).is_relative_to(site), "the installed package is not the one imported"
+    assert (share / "package.xml").is_file()
+    assert (share / "launch" / "inverse_dynamics.launch.py").is_file()
+    assert (share / "launch" / "demo.launch.py").is_file()
+    assert (share / "config" / "inverse_dynamics.yaml").is_file()
+    assert (share / "config" / "controllers.yaml").is_file()
+
+
+def test_pip_wheel_has_the_package_and_its_data(tmp_path: Path) -> None:
+    src = _copy_package(tmp_path / "src")
+    proc = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-w", str(tmp_path), "."],
+        cwd=src,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    (wheel,) = tmp_path.glob("rnea_ros-*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    assert "rnea_ros/node/main.py" in names
+    assert "rnea_ros/kernels.py" in names
+    assert not any(n.startswith("test/") for n in names), "tests are packaged"
+    data = {n.split(".data/data/", 1)[1] for n in names if ".data/data/" in n}
+    assert "share/rnea_ros/launch/inverse_dynamics.launch.py" in data
+    assert "share/rnea_ros/config/inverse_dynamics.yaml" in data
+    assert "share/ament_index/resource_index/packages/rnea_ros" in data
