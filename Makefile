@@ -25,6 +25,7 @@ lint: $(STAMP)
 bench: $(STAMP)
 	$(PY) bench/bench_kernels.py
 	$(PY) bench/bench_latency.py
+	$(PY) bench/soak.py
 
 clean:
 	rm -rf $(VENV) build install log *.egg-info
