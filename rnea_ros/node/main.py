@@ -9,21 +9,23 @@ from rclpy.executors import ExternalShutdownException
 
 
 def main(args: list[str] | None = None) -> int:
+    """Run the node until Ctrl-C or shutdown; 2 on an invalid parameter file."""
     rclpy.init(args=args)
-    from .inverse_dynamics import InverseDynamicsNode
+    node = None
+    try:
+        from .inverse_dynamics import InverseDynamicsNode
 
-    try:
-        node = InverseDynamicsNode()
-    except ValueError as exc:  # an invalid parameter file: fail at launch, naming it
-        rclpy.logging.get_logger("inverse_dynamics").fatal(f"invalid parameters: {exc}")
-        rclpy.try_shutdown()
-        return 2
-    try:
+        try:
+            node = InverseDynamicsNode()
+        except ValueError as exc:  # an invalid parameter file: fail at launch, naming it
+            rclpy.logging.get_logger("inverse_dynamics").fatal(f"invalid parameters: {exc}")
+            return 2
         rclpy.spin(node)
-    except (KeyboardInterrupt, ExternalShutdownException):
+    except (KeyboardInterrupt, ExternalShutdownException):  # Ctrl-C also during start-up
         pass
     finally:
-        node.destroy_node()
+        if node is not None:
+            node.destroy_node()
         rclpy.try_shutdown()
     return 0
 
