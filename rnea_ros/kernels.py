@@ -3,7 +3,8 @@
 The same source runs as plain Python on lists (see `_jit`), so every kernel reads and writes
 flat 1-D sequences with explicit strides and spells out its 3-vector arithmetic.
 
-Layout of `body` (one record of BODY_STRIDE floats per movable joint / body, in model order):
+Layout of `RobotModel.body` (one record of BODY_STRIDE floats per movable joint / body, in model
+order):
   [0:9]   R_tree: rotation of the joint frame in the parent body frame at q = 0, row-major
   [9:12]  p_tree: joint frame origin in the parent body frame, m
   [12:15] axis: unit joint axis in the body frame
@@ -11,8 +12,10 @@ Layout of `body` (one record of BODY_STRIDE floats per movable joint / body, in 
   [16:19] h = mass * centre of mass, in the body frame, kg m
   [19:25] inertia about the body origin, body axes (xx, xy, xz, yy, yz, zz), kg m^2
   [25]    armature (reflected rotor inertia), kg m^2 or kg
-`parent[i]` is the parent body (-1 for the fixed root; parent[i] < i), `jtype[i]` is
-REVOLUTE or PRISMATIC. Body i's frame is the child link frame of joint i.
+The kernels take the whole model as one `tree` (fewer arguments: each costs ~0.08 µs to pass):
+TREE_STRIDE values per body, the body record followed by [PARENT] the parent body (-1 for the
+fixed root; parent < body) and [JTYPE] REVOLUTE or PRISMATIC. Body i's frame is the child link
+frame of joint i.
 
 Workspace `ws`: WS_STRIDE floats per body:
   [0:9] R (body in parent), [9:12] p (body origin in parent), [12:15] omega, [15:18] alpha,
@@ -32,36 +35,44 @@ import math
 from ._jit import njit
 
 BODY_STRIDE = 26
+PARENT = 26
+JTYPE = 27
+TREE_STRIDE = 28
 WS_STRIDE = 36
 WRENCH_STRIDE = 12
 REVOLUTE = 0
 PRISMATIC = 1
+# Status returned by the public kernels; on BAD_SIZE nothing has been written.
+OK = 0
+BAD_SIZE = 1
+NOT_FINITE = 2
 
 
 @njit
-def joint_transforms(parent, jtype, body, q, ws):
+def joint_transforms(tree, q, ws):
     """Fill ws[R, p] with each body's pose in its parent for joint positions q."""
-    for i in range(len(parent)):
-        b = i * BODY_STRIDE
+    for i in range(len(tree) // TREE_STRIDE):
+        b = i * TREE_STRIDE
         w = i * WS_STRIDE
-        r00 = body[b]
-        r01 = body[b + 1]
-        r02 = body[b + 2]
-        r10 = body[b + 3]
-        r11 = body[b + 4]
-        r12 = body[b + 5]
-        r20 = body[b + 6]
-        r21 = body[b + 7]
-        r22 = body[b + 8]
-        ax = body[b + 12]
-        ay = body[b + 13]
-        az = body[b + 14]
-        px = body[b + 9]
-        py = body[b + 10]
-        pz = body[b + 11]
-        if jtype[i] == REVOLUTE:
-            c = math.cos(q[i])
-            s = math.sin(q[i])
+        r00 = tree[b]
+        r01 = tree[b + 1]
+        r02 = tree[b + 2]
+        r10 = tree[b + 3]
+        r11 = tree[b + 4]
+        r12 = tree[b + 5]
+        r20 = tree[b + 6]
+        r21 = tree[b + 7]
+        r22 = tree[b + 8]
+        ax = tree[b + 12]
+        ay = tree[b + 13]
+        az = tree[b + 14]
+        px = tree[b + 9]
+        py = tree[b + 10]
+        pz = tree[b + 11]
+        if tree[b + JTYPE] == REVOLUTE:
+            qi = q[i]
+            c = math.cos(qi)
+            s = math.sin(qi)
             t = 1.0 - c
             j00 = t * ax * ax + c
             j01 = t * ax * ay - s * az
@@ -87,18 +98,18 @@ def joint_transforms(parent, jtype, body, q, ws):
             py += (r10 * ax + r11 * ay + r12 * az) * d
             pz += (r20 * ax + r21 * ay + r22 * az) * d
             for k in range(9):
-                ws[w + k] = body[b + k]
+                ws[w + k] = tree[b + k]
         ws[w + 9] = px
         ws[w + 10] = py
         ws[w + 11] = pz
 
 
 @njit
-def root_rotations(parent, ws):
+def root_rotations(tree, ws):
     """Fill ws[27:36] with each body's rotation in the root frame (needs joint_transforms)."""
-    for i in range(len(parent)):
+    for i in range(len(tree) // TREE_STRIDE):
         w = i * WS_STRIDE
-        lam = parent[i]
+        lam = int(tree[i * TREE_STRIDE + PARENT])
         if lam < 0:
             for k in range(9):
                 ws[w + 27 + k] = ws[w + k]
@@ -155,21 +166,21 @@ def _add_wrenches(wrench_body, wrench_data, ws):
 
 
 @njit
-def _backward(parent, jtype, body, ws, tau):
+def _backward(tree, ws, tau):
     """Backward pass: accumulate f, n from the tips to the root and project on the joint axes."""
-    for i in range(len(parent) - 1, -1, -1):
-        b = i * BODY_STRIDE
+    for i in range(len(tree) // TREE_STRIDE - 1, -1, -1):
+        b = i * TREE_STRIDE
         w = i * WS_STRIDE
-        m = body[b + 15]
-        hx = body[b + 16]
-        hy = body[b + 17]
-        hz = body[b + 18]
-        ixx = body[b + 19]
-        ixy = body[b + 20]
-        ixz = body[b + 21]
-        iyy = body[b + 22]
-        iyz = body[b + 23]
-        izz = body[b + 24]
+        m = tree[b + 15]
+        hx = tree[b + 16]
+        hy = tree[b + 17]
+        hz = tree[b + 18]
+        ixx = tree[b + 19]
+        ixy = tree[b + 20]
+        ixz = tree[b + 21]
+        iyy = tree[b + 22]
+        iyz = tree[b + 23]
+        izz = tree[b + 24]
         wx = ws[w + 12]
         wy = ws[w + 13]
         wz = ws[w + 14]
@@ -199,38 +210,55 @@ def _backward(parent, jtype, body, ws, tau):
         nx += ws[w + 24]
         ny += ws[w + 25]
         nz += ws[w + 26]
-        ex = body[b + 12]
-        ey = body[b + 13]
-        ez = body[b + 14]
-        if jtype[i] == REVOLUTE:
+        ex = tree[b + 12]
+        ey = tree[b + 13]
+        ez = tree[b + 14]
+        if tree[b + JTYPE] == REVOLUTE:
             tau[i] = ex * nx + ey * ny + ez * nz
         else:
             tau[i] = ex * fx + ey * fy + ez * fz
-        lam = parent[i]
+        lam = int(tree[b + PARENT])
         if lam >= 0:
             u = lam * WS_STRIDE
-            gx = ws[w] * fx + ws[w + 1] * fy + ws[w + 2] * fz
-            gy = ws[w + 3] * fx + ws[w + 4] * fy + ws[w + 5] * fz
-            gz = ws[w + 6] * fx + ws[w + 7] * fy + ws[w + 8] * fz
+            r00 = ws[w]
+            r01 = ws[w + 1]
+            r02 = ws[w + 2]
+            r10 = ws[w + 3]
+            r11 = ws[w + 4]
+            r12 = ws[w + 5]
+            r20 = ws[w + 6]
+            r21 = ws[w + 7]
+            r22 = ws[w + 8]
+            gx = r00 * fx + r01 * fy + r02 * fz
+            gy = r10 * fx + r11 * fy + r12 * fz
+            gz = r20 * fx + r21 * fy + r22 * fz
             px = ws[w + 9]
             py = ws[w + 10]
             pz = ws[w + 11]
             ws[u + 21] += gx
             ws[u + 22] += gy
             ws[u + 23] += gz
-            ws[u + 24] += ws[w] * nx + ws[w + 1] * ny + ws[w + 2] * nz + py * gz - pz * gy
-            ws[u + 25] += ws[w + 3] * nx + ws[w + 4] * ny + ws[w + 5] * nz + pz * gx - px * gz
-            ws[u + 26] += ws[w + 6] * nx + ws[w + 7] * ny + ws[w + 8] * nz + px * gy - py * gx
+            ws[u + 24] += r00 * nx + r01 * ny + r02 * nz + py * gz - pz * gy
+            ws[u + 25] += r10 * nx + r11 * ny + r12 * nz + pz * gx - px * gz
+            ws[u + 26] += r20 * nx + r21 * ny + r22 * nz + px * gy - py * gx
 
 
 @njit
-def rnea_kernel(parent, jtype, body, q, qd, qdd, gravity, wrench_body, wrench_data, ws, tau):
-    """Inverse dynamics τ = M q̈ + c + g + Σ Jᵀ F into `tau`; gravity in the root frame, m/s²."""
-    joint_transforms(parent, jtype, body, q, ws)
-    for i in range(len(parent)):
-        b = i * BODY_STRIDE
+def _all_finite(x):
+    """True if no element of x is NaN or ±Inf (x - x is 0 for finite x, NaN otherwise)."""
+    z = 0.0
+    for i in range(len(x)):
+        z += x[i] - x[i]
+    return z == 0.0
+
+
+@njit
+def _forward(tree, qd, qdd, gravity, ws):
+    """Forward pass: omega, alpha, a of every body (body frame); zero f, n (needs joint_transforms)."""
+    for i in range(len(tree) // TREE_STRIDE):
+        b = i * TREE_STRIDE
         w = i * WS_STRIDE
-        lam = parent[i]
+        lam = int(tree[b + PARENT])
         if lam < 0:
             wlx = 0.0
             wly = 0.0
@@ -281,23 +309,25 @@ def rnea_kernel(parent, jtype, body, q, qd, qdd, gravity, wrench_body, wrench_da
         ax = r00 * alx + r10 * aly + r20 * alz
         ay = r01 * alx + r11 * aly + r21 * alz
         az = r02 * alx + r12 * aly + r22 * alz
-        ex = body[b + 12]
-        ey = body[b + 13]
-        ez = body[b + 14]
-        vx = ex * qd[i]
-        vy = ey * qd[i]
-        vz = ez * qd[i]
-        if jtype[i] == REVOLUTE:
-            dx += wy * vz - wz * vy + ex * qdd[i]
-            dy += wz * vx - wx * vz + ey * qdd[i]
-            dz += wx * vy - wy * vx + ez * qdd[i]
+        ex = tree[b + 12]
+        ey = tree[b + 13]
+        ez = tree[b + 14]
+        v = qd[i]
+        acc = qdd[i]
+        vx = ex * v
+        vy = ey * v
+        vz = ez * v
+        if tree[b + JTYPE] == REVOLUTE:
+            dx += wy * vz - wz * vy + ex * acc
+            dy += wz * vx - wx * vz + ey * acc
+            dz += wx * vy - wy * vx + ez * acc
             wx += vx
             wy += vy
             wz += vz
         else:
-            ax += 2.0 * (wy * vz - wz * vy) + ex * qdd[i]
-            ay += 2.0 * (wz * vx - wx * vz) + ey * qdd[i]
-            az += 2.0 * (wx * vy - wy * vx) + ez * qdd[i]
+            ax += 2.0 * (wy * vz - wz * vy) + ex * acc
+            ay += 2.0 * (wz * vx - wx * vz) + ey * acc
+            az += 2.0 * (wx * vy - wy * vx) + ez * acc
         ws[w + 12] = wx
         ws[w + 13] = wy
         ws[w + 14] = wz
@@ -307,30 +337,81 @@ def rnea_kernel(parent, jtype, body, q, qd, qdd, gravity, wrench_body, wrench_da
         ws[w + 18] = ax
         ws[w + 19] = ay
         ws[w + 20] = az
-        for k in range(21, 27):
-            ws[w + k] = 0.0
+        ws[w + 21] = 0.0
+        ws[w + 22] = 0.0
+        ws[w + 23] = 0.0
+        ws[w + 24] = 0.0
+        ws[w + 25] = 0.0
+        ws[w + 26] = 0.0
+
+
+@njit
+def _armature(tree, qdd, tau):
+    """Add the reflected rotor inertia term armature * q̈ to tau."""
+    for i in range(len(tau)):
+        tau[i] += tree[i * TREE_STRIDE + 25] * qdd[i]
+
+
+@njit
+def _sizes_ok(n, q, qd, qdd, gravity, ws, tau):
+    """True if every argument has the length a model of n bodies needs."""
+    return (
+        len(q) == n
+        and len(qd) == n
+        and len(qdd) == n
+        and len(tau) == n
+        and len(gravity) == 3
+        and len(ws) >= n * WS_STRIDE
+    )
+
+
+@njit
+def rnea_kernel(tree, q, qd, qdd, gravity, ws, tau):
+    """Inverse dynamics τ = M q̈ + c + g into `tau` (gravity in the root frame, m/s²); a status."""
+    if not _sizes_ok(len(tree) // TREE_STRIDE, q, qd, qdd, gravity, ws, tau):
+        return BAD_SIZE
+    joint_transforms(tree, q, ws)
+    _forward(tree, qd, qdd, gravity, ws)
+    _backward(tree, ws, tau)
+    _armature(tree, qdd, tau)
+    return OK if _all_finite(tau) else NOT_FINITE
+
+
+@njit
+def rnea_wrench_kernel(tree, q, qd, qdd, gravity, wrench_body, wrench_data, ws, tau):
+    """rnea_kernel plus link wrenches, τ = M q̈ + c + g + Σ Jᵀ F (see the module doc); a status."""
+    if not _sizes_ok(len(tree) // TREE_STRIDE, q, qd, qdd, gravity, ws, tau):
+        return BAD_SIZE
+    joint_transforms(tree, q, ws)
+    _forward(tree, qd, qdd, gravity, ws)
     if len(wrench_body) > 0:
-        root_rotations(parent, ws)
+        root_rotations(tree, ws)
         _add_wrenches(wrench_body, wrench_data, ws)
-    _backward(parent, jtype, body, ws, tau)
-    for i in range(len(parent)):
-        tau[i] += body[i * BODY_STRIDE + 25] * qdd[i]
+    _backward(tree, ws, tau)
+    _armature(tree, qdd, tau)
+    return OK if _all_finite(tau) else NOT_FINITE
 
 
 @njit
-def rnea_batch_kernel(parent, jtype, body, q, qd, qdd, gravity, wrench_body, wrench_data, ws, tau):
-    """rnea_kernel over the rows of (N, n) arrays q, qd, qdd into the rows of tau."""
+def rnea_batch_kernel(tree, q, qd, qdd, gravity, wrench_body, wrench_data, ws, tau):
+    """rnea_wrench_kernel over the rows of (N, n) arrays q, qd, qdd into the rows of tau; a status."""
+    status = OK
     for k in range(q.shape[0]):
-        rnea_kernel(parent, jtype, body, q[k], qd[k], qdd[k], gravity, wrench_body, wrench_data, ws, tau[k])
+        s = rnea_wrench_kernel(tree, q[k], qd[k], qdd[k], gravity, wrench_body, wrench_data, ws, tau[k])
+        if s != OK:
+            status = s
+    return status
 
 
 @njit
-def gravity_kernel(parent, jtype, body, q, gravity, ws, tau):
-    """Gravity torques g(q) into `tau` (RNEA with q̇ = q̈ = 0); gravity in the root frame."""
-    joint_transforms(parent, jtype, body, q, ws)
-    for i in range(len(parent)):
+def gravity_kernel(tree, q, gravity, ws, tau):
+    """Gravity torques g(q) into `tau` (RNEA with q̇ = q̈ = 0, gravity in the root frame); a status."""
+    if not _sizes_ok(len(tree) // TREE_STRIDE, q, q, q, gravity, ws, tau):
+        return BAD_SIZE
+    joint_transforms(tree, q, ws)
+    for i in range(len(tree) // TREE_STRIDE):
         w = i * WS_STRIDE
-        lam = parent[i]
+        lam = int(tree[i * TREE_STRIDE + PARENT])
         if lam < 0:
             alx = -gravity[0]
             aly = -gravity[1]
@@ -340,39 +421,54 @@ def gravity_kernel(parent, jtype, body, q, gravity, ws, tau):
             alx = ws[u + 18]
             aly = ws[u + 19]
             alz = ws[u + 20]
-        for k in range(12, 18):
-            ws[w + k] = 0.0
+        ws[w + 12] = 0.0
+        ws[w + 13] = 0.0
+        ws[w + 14] = 0.0
+        ws[w + 15] = 0.0
+        ws[w + 16] = 0.0
+        ws[w + 17] = 0.0
         ws[w + 18] = ws[w] * alx + ws[w + 3] * aly + ws[w + 6] * alz
         ws[w + 19] = ws[w + 1] * alx + ws[w + 4] * aly + ws[w + 7] * alz
         ws[w + 20] = ws[w + 2] * alx + ws[w + 5] * aly + ws[w + 8] * alz
-        for k in range(21, 27):
-            ws[w + k] = 0.0
-    _backward(parent, jtype, body, ws, tau)
+        ws[w + 21] = 0.0
+        ws[w + 22] = 0.0
+        ws[w + 23] = 0.0
+        ws[w + 24] = 0.0
+        ws[w + 25] = 0.0
+        ws[w + 26] = 0.0
+    _backward(tree, ws, tau)
+    return OK if _all_finite(tau) else NOT_FINITE
 
 
 @njit
-def gravity_batch_kernel(parent, jtype, body, q, gravity, ws, tau):
-    """gravity_kernel over the rows of an (N, n) array q."""
+def gravity_batch_kernel(tree, q, gravity, ws, tau):
+    """gravity_kernel over the rows of an (N, n) array q; a status."""
+    status = OK
     for k in range(q.shape[0]):
-        gravity_kernel(parent, jtype, body, q[k], gravity, ws, tau[k])
+        s = gravity_kernel(tree, q[k], gravity, ws, tau[k])
+        if s != OK:
+            status = s
+    return status
 
 
 @njit
-def mass_matrix_kernel(parent, jtype, body, q, ws, comp, mass):
+def mass_matrix_kernel(tree, q, ws, comp, mass):
     """Joint-space inertia M(q) (row-major n×n into `mass`) by the composite-rigid-body algorithm.
 
     `comp` holds 10 floats per body: composite mass, first moment (3) and inertia about the
-    body origin (6), body frame.
+    body origin (6), body frame. Returns a status.
     """
-    n = len(parent)
-    joint_transforms(parent, jtype, body, q, ws)
+    n = len(tree) // TREE_STRIDE
+    if len(q) != n or len(mass) != n * n or len(ws) < n * WS_STRIDE or len(comp) < 10 * n:
+        return BAD_SIZE
+    joint_transforms(tree, q, ws)
     for i in range(n * n):
         mass[i] = 0.0
     for i in range(n):
         for k in range(10):
-            comp[10 * i + k] = body[i * BODY_STRIDE + 15 + k]
+            comp[10 * i + k] = tree[i * TREE_STRIDE + 15 + k]
     for i in range(n - 1, -1, -1):
-        lam = parent[i]
+        lam = int(tree[i * TREE_STRIDE + PARENT])
         if lam < 0:
             continue
         w = i * WS_STRIDE
@@ -423,12 +519,12 @@ def mass_matrix_kernel(parent, jtype, body, q, ws, comp, mass):
         comp[d + 8] += r12 - py * hz - hy * pz - m * py * pz
         comp[d + 9] += r22 + e - 2.0 * pz * hz - m * pz * pz
     for j in range(n):
-        b = j * BODY_STRIDE
+        b = j * TREE_STRIDE
         c = 10 * j
-        ex = body[b + 12]
-        ey = body[b + 13]
-        ez = body[b + 14]
-        if jtype[j] == REVOLUTE:
+        ex = tree[b + 12]
+        ey = tree[b + 13]
+        ez = tree[b + 14]
+        if tree[b + JTYPE] == REVOLUTE:
             # momentum of the composite body for unit rotation about the axis
             fx = ey * comp[c + 3] - ez * comp[c + 2]
             fy = ez * comp[c + 1] - ex * comp[c + 3]
@@ -436,7 +532,7 @@ def mass_matrix_kernel(parent, jtype, body, q, ws, comp, mass):
             nx = comp[c + 4] * ex + comp[c + 5] * ey + comp[c + 6] * ez
             ny = comp[c + 5] * ex + comp[c + 7] * ey + comp[c + 8] * ez
             nz = comp[c + 6] * ex + comp[c + 8] * ey + comp[c + 9] * ez
-            mass[j * n + j] = ex * nx + ey * ny + ez * nz + body[b + 25]
+            mass[j * n + j] = ex * nx + ey * ny + ez * nz + tree[b + 25]
         else:
             fx = comp[c] * ex
             fy = comp[c] * ey
@@ -444,9 +540,10 @@ def mass_matrix_kernel(parent, jtype, body, q, ws, comp, mass):
             nx = comp[c + 2] * ez - comp[c + 3] * ey
             ny = comp[c + 3] * ex - comp[c + 1] * ez
             nz = comp[c + 1] * ey - comp[c + 2] * ex
-            mass[j * n + j] = ex * fx + ey * fy + ez * fz + body[b + 25]
+            mass[j * n + j] = ex * fx + ey * fy + ez * fz + tree[b + 25]
         i = j
-        while parent[i] >= 0:
+        lam = int(tree[b + PARENT])
+        while lam >= 0:
             w = i * WS_STRIDE
             gx = ws[w] * fx + ws[w + 1] * fy + ws[w + 2] * fz
             gy = ws[w + 3] * fx + ws[w + 4] * fy + ws[w + 5] * fz
@@ -463,18 +560,38 @@ def mass_matrix_kernel(parent, jtype, body, q, ws, comp, mass):
             nx = mx
             ny = my
             nz = mz
-            i = parent[i]
-            a = i * BODY_STRIDE
-            if jtype[i] == REVOLUTE:
-                v = body[a + 12] * nx + body[a + 13] * ny + body[a + 14] * nz
+            i = lam
+            a = i * TREE_STRIDE
+            lam = int(tree[a + PARENT])
+            if tree[a + JTYPE] == REVOLUTE:
+                v = tree[a + 12] * nx + tree[a + 13] * ny + tree[a + 14] * nz
             else:
-                v = body[a + 12] * fx + body[a + 13] * fy + body[a + 14] * fz
+                v = tree[a + 12] * fx + tree[a + 13] * fy + tree[a + 14] * fz
             mass[i * n + j] = v
             mass[j * n + i] = v
+    return OK if _all_finite(mass) else NOT_FINITE
 
 
 @njit
-def mass_matrix_batch_kernel(parent, jtype, body, q, ws, comp, mass):
-    """mass_matrix_kernel over the rows of q into rows of `mass` (N, n*n)."""
+def mass_matrix_batch_kernel(tree, q, ws, comp, mass):
+    """mass_matrix_kernel over the rows of q into rows of `mass` (N, n*n); a status."""
+    status = OK
     for k in range(q.shape[0]):
-        mass_matrix_kernel(parent, jtype, body, q[k], ws, comp, mass[k])
+        s = mass_matrix_kernel(tree, q[k], ws, comp, mass[k])
+        if s != OK:
+            status = s
+    return status
+
+
+# The kernels called from Python (dynamics.warm compiles and then locks them).
+ENTRY_POINTS = (
+    joint_transforms,
+    root_rotations,
+    rnea_kernel,
+    rnea_wrench_kernel,
+    rnea_batch_kernel,
+    gravity_kernel,
+    gravity_batch_kernel,
+    mass_matrix_kernel,
+    mass_matrix_batch_kernel,
+)

@@ -12,8 +12,9 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from ._jit import HAVE_NUMBA
 from .errors import URDFError
-from .kernels import BODY_STRIDE, PRISMATIC, REVOLUTE
+from .kernels import BODY_STRIDE, JTYPE, PARENT, PRISMATIC, REVOLUTE, TREE_STRIDE
 from .urdf import Inertial, Joint, Mimic, URDFRobot, check_inertia, parse_urdf
 
 __all__ = ["LinkFrame", "Mimic", "Payload", "RobotModel"]
@@ -78,7 +79,7 @@ class RobotModel:
     mimic: dict[str, Mimic]
     payload: Payload | None = None
     _bare_body: np.ndarray = field(default=None, repr=False)  # body without payload
-    _lists: tuple = field(default=None, repr=False)  # plain-Python copies for the fallback
+    _kernel: object = field(default=None, repr=False)  # see kernel_tree
 
     @property
     def nv(self) -> int:
@@ -115,9 +116,14 @@ class RobotModel:
     ) -> RobotModel:
         """Build the model of a URDF (whole tree below `root_link`, or the root_link→tip_link chain).
 
-        Raises URDFError naming the link or joint at fault.
+        Raises URDFError naming the link or joint at fault. The first build in a process also
+        compiles (or loads from numba's disk cache) every kernel, so no call compiles later.
         """
-        return _build(parse_urdf(xml_text), root_link, tip_link)
+        model = _build(parse_urdf(xml_text), root_link, tip_link)
+        from .dynamics import warm  # here, not at the top: dynamics imports this module
+
+        warm()
+        return model
 
     def with_payload(
         self,
@@ -149,7 +155,7 @@ class RobotModel:
                 raise ValueError(f"{what}: values overflow (too large)")
         if mass > 0.0:
             payload = Payload(link, float(mass), com, inertia)
-        return replace(self, body=_readonly(body), payload=payload, _lists=None)
+        return replace(self, body=_readonly(body), payload=payload, _kernel=None)
 
     def with_armature(self, armature: np.ndarray) -> RobotModel:
         """A copy with per-joint armature (reflected rotor inertia, ≥ 0, `joint_names` order)."""
@@ -160,18 +166,28 @@ class RobotModel:
         bare = self._bare_body.copy()
         body[BODY_STRIDE - 1 :: BODY_STRIDE] = armature
         bare[BODY_STRIDE - 1 :: BODY_STRIDE] = armature
-        return replace(self, body=_readonly(body), _bare_body=_readonly(bare), _lists=None)
+        return replace(self, body=_readonly(body), _bare_body=_readonly(bare), _kernel=None)
 
-    def kernel_args(self) -> tuple:
-        """(parent, jtype, body) for the kernels: arrays with numba, lists without."""
-        from ._jit import HAVE_NUMBA
-
-        if HAVE_NUMBA:
-            return self.parent, self.jtype, self.body
-        if self._lists is None:
-            lists = (self.parent.tolist(), self.jtype.tolist(), self.body.tolist())
-            object.__setattr__(self, "_lists", lists)
-        return self._lists
+    def kernel_tree(self) -> np.ndarray | list:
+        """The model as the kernels take it (see `kernels`): a private float64 array with numba
+        (writeable, like every kernel argument, so each kernel has one compiled signature), a plain
+        list without. Never modify it."""
+        if self._kernel is None:
+            n = self.nv
+            tree = np.zeros((n, TREE_STRIDE))
+            tree[:, :BODY_STRIDE] = self.body.reshape(n, BODY_STRIDE)
+            tree[:, PARENT] = self.parent
+            tree[:, JTYPE] = self.jtype
+            if HAVE_NUMBA:
+                kernel = tree.reshape(-1)
+            else:  # integers stay integers: they are indices in the kernels
+                kernel = [
+                    x
+                    for i, row in enumerate(tree.tolist())
+                    for x in row[:BODY_STRIDE] + [int(self.parent[i]), int(self.jtype[i])]
+                ]
+            object.__setattr__(self, "_kernel", kernel)
+        return self._kernel
 
 
 def _add_inertia(body: np.ndarray, i: int, mass: float, h: np.ndarray, i_o: np.ndarray) -> None:
