@@ -4,21 +4,24 @@
 
 The model terms are evaluated at the measured or the desired state (`state_source`); the
 feedback term always compares desired with measured. All arrays in `model.joint_names` order,
-efforts in N m or N. The total is clamped to the effort limit × scale.
+efforts in N m or N. The total is clamped to the effort limit × scale. One compiled kernel
+(`kernels.effort_kernel`) computes every term of a cycle into a preallocated table.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass
 
 import numpy as np
 
-from .dynamics import GRAVITY, Data, gravity_torques, rnea
-from .friction import Friction, friction_torques
+from . import kernels as k
+from .dynamics import GRAVITY, Data, _raise_not_finite, _wrench_arrays
+from .friction import Friction
 from .model import RobotModel
 
 TERMS = ("gravity", "coriolis", "inertia", "friction", "wrench", "feedback")
-_ZERO_GRAVITY = (0.0, 0.0, 0.0)
+COMPENSABLE = TERMS[:5]
 
 
 @dataclass(frozen=True)
@@ -26,55 +29,74 @@ class EffortLaw:
     """What the node compensates, with which gains; immutable, swapped whole on a change."""
 
     gravity: tuple[float, float, float] = GRAVITY  # root frame, m/s²
-    compensate: frozenset[str] = frozenset(("gravity", "coriolis", "inertia", "friction", "wrench"))
+    compensate: frozenset[str] = frozenset(COMPENSABLE)
     kp: np.ndarray | float = 0.0  # N m/rad (or N/m), per joint or one value for all
     kd: np.ndarray | float = 0.0  # N m s/rad (or N s/m)
     use_desired_state: bool = False  # evaluate model terms at the desired state
     effort_limit_scale: float = 1.0
 
 
-@dataclass
 class Efforts:
-    """One command: each term and the clamped total, `model.joint_names` order."""
+    """A model, its friction and an effort law packed for `compute_efforts`, with the table each
+    call overwrites (like Pinocchio's Data: one per thread, results valid until the next call)."""
 
-    terms: dict[str, np.ndarray]
-    total: np.ndarray
-    clamped: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
+    def __init__(self, model: RobotModel, friction: Friction, law: EffortLaw) -> None:
+        n = model.nv
+        if friction.viscous.shape != (n,):
+            raise ValueError(f"friction must have {n} joints, got {friction.viscous.size}")
+        self.model = model
+        self._tree = model.kernel_tree()
+        self._ws = np.asarray(Data(model).ws, dtype=float)
+        self._gravity = np.array([*np.asarray(law.gravity, dtype=float).reshape(3), 0.0, 0.0, 0.0])
+        switches = [t in law.compensate for t in COMPENSABLE] + [law.use_desired_state]
+        self._switches = np.array(switches, dtype=np.int64)
+        self._law = np.empty((k.LAW_ROWS, n))
+        self._law[k.LAW_VISCOUS] = friction.viscous
+        self._law[k.LAW_COULOMB] = friction.coulomb
+        self._law[k.LAW_STATIC] = friction.static
+        self._law[k.LAW_STRIBECK] = friction.stribeck_velocity
+        self._law[k.LAW_SMOOTHING] = friction.smoothing_velocity
+        self._law[k.LAW_KP] = law.kp
+        self._law[k.LAW_KD] = law.kd
+        self._law[k.LAW_LIMIT] = model.effort_limit * law.effort_limit_scale
+        self.table = np.zeros((k.OUT_ROWS, n))
+
+    @property
+    def total(self) -> np.ndarray:
+        """The clamped command of the last call (view of `table`)."""
+        return self.table[k.OUT_TOTAL]
+
+    @property
+    def clamped(self) -> np.ndarray:
+        """Where the last command was clamped (bool copy)."""
+        return self.table[k.OUT_CLAMPED] != 0.0
+
+    @property
+    def terms(self) -> dict[str, np.ndarray]:
+        """Each term of the last call by name (views of `table`)."""
+        return {term: self.table[row] for row, term in enumerate(TERMS)}
 
 
 def compute_efforts(
-    model: RobotModel,
-    friction: Friction,
-    law: EffortLaw,
+    efforts: Efforts,
     q: np.ndarray,
     qd: np.ndarray,
     desired: tuple[np.ndarray, np.ndarray, np.ndarray],
-    wrenches: dict[str, np.ndarray] | None = None,
-    data: Data | None = None,
+    wrenches: Mapping[str, np.ndarray] | None = None,
 ) -> Efforts:
-    """Every term of the law for the measured (q, q̇) and desired (q, q̇, q̈); raises ValueError
-    (naming the input) on non-finite input instead of returning a non-finite command."""
+    """Every term of the law for the measured (q, q̇) and desired (q, q̇, q̈) into `efforts.table`;
+    raises ValueError (naming the input) on non-finite input instead of returning a non-finite
+    command. q, q̇ and the desired arrays: float64, (n,)."""
     q_des, qd_des, qdd_des = desired
-    qx, qdx = (q_des, qd_des) if law.use_desired_state else (q, qd)
-    zero = np.zeros(model.nv)
-    on = law.compensate
-    terms = {
-        "gravity": gravity_torques(model, qx, gravity=law.gravity, data=data) if "gravity" in on else zero,
-        "coriolis": rnea(model, qx, qdx, zero, gravity=_ZERO_GRAVITY, data=data)
-        if "coriolis" in on
-        else zero,
-        "inertia": rnea(model, qx, zero, qdd_des, gravity=_ZERO_GRAVITY, data=data)
-        if "inertia" in on
-        else zero,
-        "friction": friction_torques(friction, qdx) if "friction" in on else zero,
-        "wrench": rnea(model, qx, zero, zero, gravity=_ZERO_GRAVITY, wrenches=wrenches, data=data)
-        if wrenches and "wrench" in on
-        else zero,
-        "feedback": law.kp * (q_des - q) + law.kd * (qd_des - qd),
-    }
-    total = sum(terms.values())
-    if not np.all(np.isfinite(total)):
-        raise ValueError("command is not finite")
-    limit = model.effort_limit * law.effort_limit_scale
-    clamped = np.abs(total) > limit
-    return Efforts(terms, np.clip(total, -limit, limit), clamped)
+    wb, wd = _wrench_arrays(efforts.model, wrenches)
+    args = (q, qd, q_des, qd_des, qdd_des, efforts._gravity, efforts._switches, efforts._law, wb, wd)
+    try:
+        status = k.effort_kernel(efforts._tree, *args, efforts._ws, efforts.table)
+    except (ValueError, OverflowError):  # pure-Python fallback only: math.cos(inf) and the like
+        status = k.NOT_FINITE
+    if status == k.BAD_SIZE:
+        raise ValueError(f"q, qd and the desired state must have {efforts.model.nv} values each")
+    if status != k.OK:
+        named = {"q": q, "qd": qd, "desired q": q_des, "desired qd": qd_des, "desired qdd": qdd_des}
+        _raise_not_finite(named)
+    return efforts

@@ -583,8 +583,78 @@ def mass_matrix_batch_kernel(tree, q, ws, comp, mass):
     return status
 
 
+# Rows of the `law` table of effort_kernel (per joint) and of its `out` table.
+LAW_VISCOUS, LAW_COULOMB, LAW_STATIC, LAW_STRIBECK, LAW_SMOOTHING, LAW_KP, LAW_KD, LAW_LIMIT = range(8)
+LAW_ROWS = 8
+# Switches of effort_kernel: the five model terms, then "evaluate them at the desired state".
+SWITCH_DESIRED = 5
+# out rows 0..5: the terms gravity, coriolis, inertia, friction, wrench, feedback; then:
+OUT_TOTAL, OUT_CLAMPED, OUT_SCRATCH = 6, 7, 8
+OUT_ROWS = 9
+
+
+@njit
+def effort_kernel(
+    tree, q, qd, q_des, qd_des, qdd_des, gravity, switches, law, wrench_body, wrench_data, ws, out
+):
+    """The inverse_dynamics effort law, term by term, into the rows of `out` (OUT_ROWS, n):
+
+    gravity g(q), coriolis c(q, q̇), inertia M(q) q̈_des, friction τ_f(q̇), wrench Σ Jᵀ F (each
+    zero when its switch is 0; q, q̇ measured or desired per switches[SWITCH_DESIRED]), feedback
+    Kp (q_des − q) + Kd (q̇_des − q̇), then the total clamped to ±limit and 1.0 where it was clamped.
+    gravity: 6 values, the root-frame gravity (m/s²) then 3 zeros. law: (LAW_ROWS, n) per joint
+    (see the LAW_* rows; friction as in `rnea_ros.friction`). Returns a status (NOT_FINITE when
+    the total is not finite).
+    """
+    n = len(q)
+    if out.shape[0] != OUT_ROWS or out.shape[1] != n or law.shape[0] != LAW_ROWS or law.shape[1] != n:
+        return BAD_SIZE
+    if not _sizes_ok(len(tree) // TREE_STRIDE, q, qd_des, qdd_des, gravity[:3], ws, qd):
+        return BAD_SIZE
+    if len(q_des) != n or len(gravity) != 6:
+        return BAD_SIZE
+    zero = out[OUT_SCRATCH]
+    for i in range(n):
+        zero[i] = 0.0
+    qx = q_des if switches[SWITCH_DESIRED] else q
+    qdx = qd_des if switches[SWITCH_DESIRED] else qd
+    no_gravity = gravity[3:6]
+    for row in range(5):
+        if not switches[row]:
+            for i in range(n):
+                out[row, i] = 0.0
+    if switches[0]:
+        gravity_kernel(tree, qx, gravity[0:3], ws, out[0])
+    if switches[1]:
+        rnea_kernel(tree, qx, qdx, zero, no_gravity, ws, out[1])
+    if switches[2]:
+        rnea_kernel(tree, qx, zero, qdd_des, no_gravity, ws, out[2])
+    if switches[3]:
+        for i in range(n):
+            v = qdx[i]
+            coulomb = law[LAW_COULOMB, i]
+            s = v / law[LAW_STRIBECK, i]
+            level = coulomb + (law[LAW_STATIC, i] - coulomb) * math.exp(-s * s)
+            out[3, i] = law[LAW_VISCOUS, i] * v + level * math.tanh(v / law[LAW_SMOOTHING, i])
+    if switches[4] and len(wrench_body) > 0:
+        rnea_wrench_kernel(tree, qx, zero, zero, no_gravity, wrench_body, wrench_data, ws, out[4])
+    elif switches[4]:
+        for i in range(n):
+            out[4, i] = 0.0
+    check = 0.0  # total - total: 0 for finite totals, NaN otherwise (before clamping hides an Inf)
+    for i in range(n):
+        out[5, i] = law[LAW_KP, i] * (q_des[i] - q[i]) + law[LAW_KD, i] * (qd_des[i] - qd[i])
+        total = out[0, i] + out[1, i] + out[2, i] + out[3, i] + out[4, i] + out[5, i]
+        check += total - total
+        limit = law[LAW_LIMIT, i]
+        out[OUT_CLAMPED, i] = 1.0 if abs(total) > limit else 0.0
+        out[OUT_TOTAL, i] = min(max(total, -limit), limit)
+    return OK if check == 0.0 else NOT_FINITE
+
+
 # The kernels called from Python (dynamics.warm compiles and then locks them).
 ENTRY_POINTS = (
+    effort_kernel,
     joint_transforms,
     root_rotations,
     rnea_kernel,

@@ -23,6 +23,7 @@ from trajectory_msgs.msg import JointTrajectory
 
 from ..errors import URDFError
 from ..feedforward import TERMS, compute_efforts
+from ..kernels import OUT_CLAMPED, OUT_TOTAL
 from ..model import RobotModel
 from ..trajectory import TrajectorySampler
 from . import parameters
@@ -34,6 +35,9 @@ from .runtime import Layout, Runtime, build_runtime
 JOINT_STATES_QOS = QoSProfile(
     depth=1, reliability=ReliabilityPolicy.BEST_EFFORT, history=HistoryPolicy.KEEP_LAST
 )
+# How often the node looks for subscribers of ~/joint_efforts and ~/terms/* (s): counting them
+# costs more than a cycle's dynamics, so it is kept out of the cycle.
+LISTENER_PERIOD = 0.1
 DESCRIPTION_QOS = QoSProfile(
     depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL
 )
@@ -81,6 +85,9 @@ class InverseDynamicsNode(Node):
         self.add_on_set_parameters_callback(self._on_set_parameters)
         self.add_post_set_parameters_callback(self._on_parameters_set)
         self.create_timer(self._params["diagnostics_period"], self._publish_diagnostics)
+        self._listened: list[tuple[int, object]] = []  # (row of the efforts table, publisher)
+        self._find_listeners()
+        self.create_timer(LISTENER_PERIOD, self._find_listeners)
 
         if self._params["robot_description"]:
             self._load_description(self._params["robot_description"], "parameter robot_description")
@@ -237,9 +244,6 @@ class InverseDynamicsNode(Node):
         for i, leader, mult, offset in layout.mimic:
             q[i] = mult * q[leader] + offset
             qd[i] = mult * qd[leader]
-        if not (np.isfinite(q).all() and np.isfinite(qd).all()):
-            self._drop("not_finite", "joint_states contains NaN or Inf")
-            return
         now_ns = self.get_clock().now().nanoseconds
         stamp_ns = msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
         age = (now_ns - stamp_ns) * 1e-9 if stamp_ns else 0.0
@@ -247,40 +251,30 @@ class InverseDynamicsNode(Node):
         if age > self._params["joint_states_timeout"]:
             self._drop("stale", f"joint_states is {age:.3f} s old: no command")
             return
-        self._last_measured = (q, qd)
         desired = (
             (q, qd, np.zeros(len(q))) if self._trajectory is None else self._trajectory.sample(now_ns, q, qd)
         )
-        try:
-            efforts = compute_efforts(
-                runtime.model,
-                runtime.friction,
-                runtime.law,
-                q,
-                qd,
-                desired,
-                runtime.wrenches(q),
-                runtime.data,
-            )
+        try:  # non-finite measured or desired state: ValueError naming it, no command
+            efforts = compute_efforts(runtime.efforts, q, qd, desired, runtime.wrenches(q))
         except ValueError as exc:
-            self._drop("not_finite", str(exc))
+            self._drop("not_finite", f"joint_states not used: {exc}")
             return
-        out = efforts.total[runtime.output]
-        self._command.data = out.tolist()
+        self._last_measured = (q, qd)
+        table = efforts.table[:, runtime.output]
+        self._command.data = table[OUT_TOTAL].tolist()
         self._effort_pub.publish(self._command)  # first: the robot waits for this one
         names = runtime.output_names
-        self._publish_joint_state(self._joint_efforts_pub, msg.header, names, out)
-        if self._params["publish_terms"]:
-            for term, value in efforts.terms.items():
-                self._publish_joint_state(self._term_pubs[term], msg.header, names, value[runtime.output])
-        clamped = [names[k] for k in np.flatnonzero(efforts.clamped[runtime.output])]
+        for row, publisher in self._listened:
+            publisher.publish(JointState(header=msg.header, name=names, effort=table[row].tolist()))
+        clamped = [names[k] for k in np.flatnonzero(table[OUT_CLAMPED])]
         self.stats.published(time.perf_counter() - t0, clamped)
 
-    @staticmethod
-    def _publish_joint_state(publisher, header, names: list[str], effort: np.ndarray) -> None:
-        """Publish names + efforts with the input's stamp, only when someone listens."""
-        if publisher.get_subscription_count() > 0:
-            publisher.publish(JointState(header=header, name=names, effort=effort.tolist()))
+    def _find_listeners(self) -> None:
+        """Refresh which of ~/joint_efforts and ~/terms/* have subscribers (publish only to those)."""
+        pubs = [(OUT_TOTAL, self._joint_efforts_pub)]
+        if self._params["publish_terms"]:
+            pubs += [(row, self._term_pubs[term]) for row, term in enumerate(TERMS)]
+        self._listened = [(row, pub) for row, pub in pubs if pub.get_subscription_count() > 0]
 
     def _drop(self, reason: str, text: str) -> None:
         self.stats.reject(reason)

@@ -12,9 +12,8 @@ from rcl_interfaces.msg import FloatingPointRange, ParameterDescriptor
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 
-from ..feedforward import TERMS
+from ..feedforward import COMPENSABLE
 
-COMPENSABLE = tuple(t for t in TERMS if t != "feedback")
 STATE_SOURCES = ("measured", "desired")
 WRENCH_FRAMES = ("root", "tip")
 

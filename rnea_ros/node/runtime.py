@@ -7,8 +7,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..dynamics import Data, link_pose
-from ..feedforward import EffortLaw
+from ..dynamics import link_pose
+from ..feedforward import EffortLaw, Efforts
 from ..friction import Friction
 from ..model import RobotModel
 from .parameters import COMPENSABLE, per_joint
@@ -25,17 +25,15 @@ class Layout:
 
 @dataclass(frozen=True)
 class Runtime:
-    """A loaded model with its friction, effort law and output order (immutable)."""
+    """A loaded model with its packed effort law and output order (swapped whole, never edited)."""
 
     model: RobotModel
-    friction: Friction
-    law: EffortLaw
+    efforts: Efforts  # its table is the cycle's workspace
     output: np.ndarray  # model index of each output joint, in `joints` order
     output_names: list[str]
     wrench_link: str | None
     wrench_root: np.ndarray  # ee_wrench in root axes (when given in root axes)
     wrench_tip: np.ndarray | None  # ee_wrench in tip axes, rotated every cycle
-    data: Data
 
     def layout(self, names: list[str]) -> Layout:
         """Map a joint_states name list onto the model (duplicates raise ValueError)."""
@@ -144,4 +142,5 @@ def build_runtime(base: RobotModel, params: dict, wrench_override: tuple[str, np
             raise ValueError(
                 f"ee_wrench frame '{frame}' must be 'root', 'tip', '{base.root_link}' or '{wrench_link}'"
             )
-    return Runtime(model, friction, law, output, joints, wrench_link, wrench_root, wrench_tip, Data(model))
+    efforts = Efforts(model, friction, law)
+    return Runtime(model, efforts, output, joints, wrench_link, wrench_root, wrench_tip)
