@@ -97,6 +97,20 @@ def _hot(model: RobotModel) -> tuple:
     return hot
 
 
+def _fast_args(model: RobotModel, gravity) -> tuple:
+    """(nv, kernel tree, default workspace, gravity array or None when it must be checked) for the
+    fast paths; TypeError for an unhashable gravity tuple."""
+    try:
+        n, tree, ws, _, _ = model._hot
+    except AttributeError:
+        n, tree, ws, _, _ = _hot(model)
+    if gravity is GRAVITY:
+        return n, tree, ws, _GRAVITY_ARRAY
+    if type(gravity) is tuple:
+        return n, tree, ws, _GRAVITY_CACHE.get(gravity)
+    return n, tree, ws, gravity if type(gravity) is _ND else None
+
+
 def _data(model: RobotModel, data: Data | None) -> Data:
     if data is None:
         return _hot(model)[4]
@@ -203,16 +217,7 @@ def rnea(
     # ndim (a mismatch raises TypeError, see `warm`), the kernel checks sizes and finiteness.
     if HAVE_NUMBA and type(q) is _ND and type(qd) is _ND and type(qdd) is _ND and not wrenches:
         try:
-            n, tree, ws, comp, _ = model._hot
-        except AttributeError:
-            n, tree, ws, comp, _ = _hot(model)
-        try:
-            if gravity is GRAVITY:
-                g = _GRAVITY_ARRAY
-            elif type(gravity) is tuple:
-                g = _GRAVITY_CACHE.get(gravity)
-            else:
-                g = gravity if type(gravity) is _ND else None
+            n, tree, ws, g = _fast_args(model, gravity)
             if g is not None and q.ndim == 1:
                 tau = _empty(n) if out is None else out
                 if _rnea_kernel(tree, q, qd, qdd, g, ws if data is None else data.ws, tau) == 0:
@@ -265,16 +270,7 @@ def gravity_torques(
     """Gravity torques g(q) (N m or N) for one configuration (n,) or a batch (N, n)."""
     if HAVE_NUMBA and type(q) is _ND:  # fast path, as in rnea
         try:
-            n, tree, ws, comp, _ = model._hot
-        except AttributeError:
-            n, tree, ws, comp, _ = _hot(model)
-        try:
-            if gravity is GRAVITY:
-                g = _GRAVITY_ARRAY
-            elif type(gravity) is tuple:
-                g = _GRAVITY_CACHE.get(gravity)
-            else:
-                g = gravity if type(gravity) is _ND else None
+            n, tree, ws, g = _fast_args(model, gravity)
             if g is not None and q.ndim == 1:
                 tau = _empty(n) if out is None else out
                 if _gravity_kernel(tree, q, g, ws if data is None else data.ws, tau) == 0:
