@@ -34,25 +34,6 @@ NAMES = list(MODEL.joint_names)
 Q, QD = np.linspace(-0.5, 0.5, 7), np.linspace(0.2, -0.2, 7)
 
 
-def flood(driver: Driver, seconds: float, rate: float, sample=None) -> int:
-    msg = driver.state(NAMES, Q, QD)
-    sent, start, next_sample = 0, time.monotonic(), 0.0
-    while (elapsed := time.monotonic() - start) < seconds:
-        if sent < elapsed * rate:
-            now = driver.node.get_clock().now().nanoseconds
-            msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(now, 1_000_000_000)
-            driver.joint_states.publish(msg)
-            sent += 1
-        else:
-            time.sleep(0.00005)
-        if sample and elapsed >= next_sample:
-            sample()
-            next_sample += 1.0
-        if sent % 500 == 0:
-            driver.spin(0.0)
-    return sent
-
-
 def storm(driver: Driver, count: int, rng: np.random.Generator) -> int:
     pool = [*NAMES, "panda_finger_joint1", "x", ""]
     specials = np.array([np.nan, np.inf, -np.inf, 1e300, -1e300, 1e155, 0.0])
@@ -97,10 +78,11 @@ def main() -> int:
         driver.wait_for_commands(lambda: driver.state(NAMES, Q, QD))
         node = psutil.Process(proc.pid)
         before = round_trip_ms(driver)
-        flood(driver, 2.0, args.rate)
+        msg = driver.state(NAMES, Q, QD)
+        driver.flood(msg, 2.0, args.rate)
         published_before = int(driver.latest_diagnostics()["commands_published"])
         rss = []
-        sent = flood(driver, args.duration, args.rate, lambda: rss.append(node.memory_info().rss / 2**20))
+        sent = driver.flood(msg, args.duration, args.rate, lambda: rss.append(node.memory_info().rss / 2**20))
         answered = int(driver.latest_diagnostics()["commands_published"]) - published_before
         tried = storm(driver, args.storm, np.random.default_rng(0))
         driver.spin(2.0)

@@ -137,6 +137,23 @@ class Driver:
                 return got
         raise TimeoutError("no effort command from the node")
 
+    def flood(self, msg: JointState, seconds: float, rate: float, every_second=None) -> int:
+        """Publish `msg`, freshly stamped, at `rate` Hz for `seconds`; call every_second() once a
+        second; return how many were sent. Answers are not read meanwhile."""
+        sent, start, next_call = 0, time.monotonic(), 0.0
+        while (elapsed := time.monotonic() - start) < seconds:
+            if sent < elapsed * rate:
+                now = self.node.get_clock().now().nanoseconds
+                msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(now, 1_000_000_000)
+                self.joint_states.publish(msg)
+                sent += 1
+            else:
+                time.sleep(0.00005)
+            if every_second and elapsed >= next_call:
+                every_second()
+                next_call += 1.0
+        return sent
+
     def set_parameters(self, values: dict) -> list:
         """Set parameters through the node's set_parameters service (as rqt_reconfigure does)."""
         assert self.set_client.wait_for_service(10.0), "set_parameters service not available"

@@ -213,22 +213,10 @@ def test_flood_keeps_memory_flat_and_latency_normal(running) -> None:
 
     before = sorted(round_trip() for _ in range(20))[10]
 
-    def flood(seconds: float, rate: float = 5000.0) -> int:
-        msg = driver.state(NAMES, Q, QD)
-        sent, start = 0, time.monotonic()
-        while (elapsed := time.monotonic() - start) < seconds:
-            if sent < elapsed * rate:
-                now = driver.node.get_clock().now().nanoseconds
-                msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(now, 1_000_000_000)
-                driver.joint_states.publish(msg)
-                sent += 1
-            else:
-                time.sleep(0.0001)
-        return sent
-
-    flood(1.0)  # warm-up
+    msg = driver.state(NAMES, Q, QD)
+    driver.flood(msg, 1.0, 5000.0)  # warm-up
     rss_warm = node.memory_info().rss
-    sent = flood(4.0)
+    sent = driver.flood(msg, 4.0, 5000.0)
     rss_after = node.memory_info().rss
     assert sent > 4.0 * 3000, f"the flood reached only {sent / 4.0:.0f} Hz"
     assert proc.poll() is None
