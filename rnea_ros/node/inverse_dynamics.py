@@ -14,6 +14,7 @@ import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import WrenchStamped
 from rcl_interfaces.msg import SetParametersResult
+from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.time import Time
@@ -87,7 +88,10 @@ class InverseDynamicsNode(Node):
         self.create_timer(self._params["diagnostics_period"], self._publish_diagnostics)
         self._listened: list[tuple[int, object]] = []  # (row of the efforts table, publisher)
         self._find_listeners()
-        self.create_timer(LISTENER_PERIOD, self._find_listeners)
+        # Steady clock: who listens is a wall-time matter, and with use_sim_time a simulator that
+        # waits for ~/joint_efforts before its clock moves would otherwise never be found.
+        steady = Clock(clock_type=ClockType.STEADY_TIME)
+        self.create_timer(LISTENER_PERIOD, self._find_listeners, clock=steady)
 
         if self._params["robot_description"]:
             self._load_description(self._params["robot_description"], "parameter robot_description")

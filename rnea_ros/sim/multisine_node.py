@@ -1,0 +1,167 @@
+"""multisine_trajectory: publishes a multi-sine JointTrajectory starting from the current pose
+(thin adapter over rnea_ros.sim.multisine).
+
+On `~/start` (std_msgs/Empty), or once at start-up with `autostart`, the node takes the next
+`joint_states`, designs a multi-sine around that pose within the URDF's position and velocity
+limits and `max_acceleration`, samples positions, velocities and accelerations every
+1/`sample_rate` s and publishes them on `/inverse_dynamics/joint_trajectory` (remappable),
+stamped `start_delay` s after that joint_states stamp (the receiver interpolates them quintic).
+"""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+import rclpy
+from builtin_interfaces.msg import Duration
+from rcl_interfaces.msg import ParameterDescriptor
+from rclpy.executors import ExternalShutdownException
+from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Empty, String
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+from ..model import RobotModel
+from .multisine import design
+
+DESCRIPTION_QOS = QoSProfile(
+    depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL
+)
+STATE_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.BEST_EFFORT, history=HistoryPolicy.KEEP_LAST)
+PARAMETERS = {
+    "robot_description": ("", "URDF text (limits); empty: listen to the robot_description topic"),
+    "joints": ([""], "joints of the trajectory (empty: every movable joint)"),
+    "duration": (10.0, "length of the trajectory including both ramps, s"),
+    "ramp": (1.5, "smooth ramp from and back to rest at each end, s"),
+    "components": (3, "sines per joint"),
+    "frequency_min": (0.15, "lowest sine frequency, Hz"),
+    "frequency_max": (0.6, "highest sine frequency, Hz"),
+    "max_amplitude": (0.4, "largest excursion from the start pose, rad or m"),
+    "position_margin": (0.1, "distance kept from the URDF position limits, rad or m"),
+    "velocity_scale": (0.5, "fraction of the URDF velocity limit the trajectory may use"),
+    "max_acceleration": ([3.0], "acceleration limit, one value or one per joint, rad/s^2"),
+    "seed": (0, "seed of frequencies, phases and amplitude mix"),
+    "sample_rate": (100.0, "trajectory points per second, Hz"),
+    "start_delay": (0.5, "trajectory start after the joint_states it starts from, s"),
+    "autostart": (True, "publish once after start-up, without waiting for ~/start"),
+}
+
+
+class MultisineNode(Node):
+    """See the module docstring."""
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__("multisine_trajectory", **kwargs)
+        for name, (default, description) in PARAMETERS.items():
+            self.declare_parameter(name, default, ParameterDescriptor(description=description))
+        self.model: RobotModel | None = None
+        self._armed = bool(self.get_parameter("autostart").value)
+        self._state_sub = None
+        self.published = 0
+        self.pub = self.create_publisher(JointTrajectory, "/inverse_dynamics/joint_trajectory", 10)
+        self.create_subscription(Empty, "~/start", self._on_start, 10)
+        urdf = self.get_parameter("robot_description").value
+        if urdf:
+            self.model = RobotModel.from_urdf(urdf)
+        else:
+            self.create_subscription(String, "robot_description", self._on_description, DESCRIPTION_QOS)
+        self._update_subscription()
+
+    def _on_description(self, msg: String) -> None:
+        try:
+            self.model = RobotModel.from_urdf(msg.data)
+        except ValueError as exc:
+            self.get_logger().error(f"robot_description rejected: {exc}")
+        self._update_subscription()
+
+    def _on_start(self, _msg: Empty) -> None:
+        self._armed = True
+        self._update_subscription()
+
+    def _update_subscription(self) -> None:
+        """Listen to joint_states only while a trajectory is due (it comes at 1 kHz)."""
+        if self._armed and self.model is not None and self._state_sub is None:
+            self._state_sub = self.create_subscription(JointState, "joint_states", self._on_state, STATE_QOS)
+
+    def _on_state(self, msg: JointState) -> None:
+        if not self._armed:
+            return
+        self._armed = False
+        self.destroy_subscription(self._state_sub)
+        self._state_sub = None
+        try:
+            self.pub.publish(self.trajectory(msg))
+            self.published += 1
+        except (ValueError, KeyError) as exc:
+            self.get_logger().error(f"no trajectory: {exc}")
+
+    def trajectory(self, state: JointState) -> JointTrajectory:
+        """The multi-sine starting at `state`'s pose, stamped start_delay after it."""
+        p = {name: self.get_parameter(name).value for name in PARAMETERS}
+        model = self.model
+        joints = [j for j in p["joints"] if j] or list(model.joint_names)
+        position = dict(zip(state.name, state.position, strict=False))
+        missing = [j for j in joints if j not in position]
+        if missing:
+            raise ValueError(f"joint_states lacks {missing}")
+        index = [model.joint_index(j) for j in joints]
+        acceleration = np.asarray(p["max_acceleration"], dtype=float)
+        motion = design(
+            [position[j] for j in joints],
+            model.position_lower[index],
+            model.position_upper[index],
+            model.velocity_limit[index],
+            acceleration if acceleration.size > 1 else acceleration[0],
+            duration=p["duration"],
+            ramp=p["ramp"],
+            components=p["components"],
+            frequency_range=(p["frequency_min"], p["frequency_max"]),
+            max_amplitude=p["max_amplitude"],
+            position_margin=p["position_margin"],
+            velocity_scale=p["velocity_scale"],
+            seed=p["seed"],
+        )
+        times, q, qd, qdd = motion.points(p["sample_rate"])
+        msg = JointTrajectory(joint_names=joints)
+        start = state.header.stamp.sec * 1_000_000_000 + state.header.stamp.nanosec
+        start += round(p["start_delay"] * 1e9)
+        msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(start, 1_000_000_000)
+        for t, a, b, c in zip(times, q, qd, qdd, strict=True):
+            sec, nanosec = divmod(round(t * 1e9), 1_000_000_000)
+            msg.points.append(
+                JointTrajectoryPoint(
+                    positions=a.tolist(),
+                    velocities=b.tolist(),
+                    accelerations=c.tolist(),
+                    time_from_start=Duration(sec=sec, nanosec=nanosec),
+                )
+            )
+        self.get_logger().info(
+            f"multi-sine for {joints}: {motion.duration:g} s, {len(times)} points, starts at "
+            f"{start * 1e-9:.3f} s; amplitude sums {np.round(motion.bounds()[0], 3).tolist()} rad"
+        )
+        return msg
+
+
+def main(args: list[str] | None = None) -> int:
+    rclpy.init(args=args)
+    try:
+        node = MultisineNode()
+    except ValueError as exc:
+        rclpy.logging.get_logger("multisine_trajectory").fatal(f"cannot start: {exc}")
+        rclpy.try_shutdown()
+        return 2
+    try:
+        rclpy.spin(node)
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    finally:
+        node.destroy_node()
+        rclpy.try_shutdown()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

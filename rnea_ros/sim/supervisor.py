@@ -1,0 +1,198 @@
+"""The demo's supervisor: runs the three phases against the running nodes and records the loop
+(thin ROS adapter; the timeline is in simulated time, from the joint_states stamps).
+
+Records joint_states (arm joints), the node's ~/terms, the trajectories sent to the node and the
+simulator's command latencies; switches the node's compensate.* through its set_parameters
+service and asks multisine_trajectory for a trajectory on ~/start.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import rclpy
+from rcl_interfaces.srv import SetParameters
+from rclpy.event_handler import SubscriptionEventCallbacks
+from rclpy.executors import SingleThreadedExecutor
+from rclpy.node import Node
+from rclpy.parameter import Parameter
+from rclpy.qos import QoSProfile, ReliabilityPolicy
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Empty, Float64MultiArray
+from trajectory_msgs.msg import JointTrajectory
+
+from ..demo import MODEL_TERMS, NODE, RECORDED_TERMS, SETTLE, TAIL, Config, Processes
+from ..trajectory import TrajectorySampler
+from .report import Recording
+
+# joint_states (the numbers) reliable: nothing lost, also not the first states sent while
+# discovery is still settling; the terms (the plot only) best effort, which costs less.
+STATES_QOS = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE)
+TERMS_QOS = QoSProfile(depth=1000, reliability=ReliabilityPolicy.BEST_EFFORT)
+LEAN = {"event_callbacks": SubscriptionEventCallbacks(use_default_callbacks=False)}  # smaller wait sets
+STALL = 20.0  # s of wall time without simulated time advancing: the loop is dead
+
+
+def _ns(stamp) -> int:
+    return stamp.sec * 1_000_000_000 + stamp.nanosec
+
+
+class Supervisor:
+    """One demo run; every wait is bounded by `timeout` (wall s) and by STALL."""
+
+    def __init__(self, config: Config, processes: Processes | None, timeout: float, record_terms: bool):
+        self.config, self.processes = config, processes
+        self.deadline = time.monotonic() + timeout
+        if not rclpy.ok():
+            rclpy.init()
+        self.node = node = Node("demo_supervisor")
+        self.states: list[tuple[int, object]] = []
+        self.index: list[int] | None = None
+        self.terms: dict[str, list[tuple[int, object]]] = {t: [] for t in RECORDED_TERMS}
+        self.trajectories: list[JointTrajectory] = []
+        self.latencies: list[float] = []
+        node.create_subscription(JointState, "joint_states", self._on_state, STATES_QOS, **LEAN)
+        if record_terms:
+            for term in RECORDED_TERMS:
+                node.create_subscription(
+                    JointState,
+                    f"{NODE}/terms/{term}",
+                    lambda m, t=term: self._on_term(t, m),
+                    TERMS_QOS,
+                    **LEAN,
+                )
+        node.create_subscription(JointTrajectory, f"{NODE}/joint_trajectory", self.trajectories.append, 10)
+        node.create_subscription(Float64MultiArray, "/mujoco_sim/command_latency", self._on_latency, 100)
+        self.start_pub = node.create_publisher(Empty, "/multisine_trajectory/start", 10)
+        self.set_client = node.create_client(SetParameters, f"{NODE}/set_parameters")
+        self.executor = SingleThreadedExecutor()  # kept: rclpy.spin_once(node) re-adds the node each call
+        self.executor.add_node(node)
+        self.now = -1.0  # latest simulated time, s
+        self._advanced = time.monotonic()
+
+    # --- recording -------------------------------------------------------------------------
+
+    def _on_state(self, msg: JointState) -> None:
+        if self.index is None:
+            names = list(msg.name)
+            self.index = [names.index(j) for j in self.config.joints]
+        t = _ns(msg.header.stamp)
+        self.states.append((t, msg.position))
+        if t * 1e-9 > self.now:
+            self.now = t * 1e-9
+            self._advanced = time.monotonic()
+
+    def _on_term(self, term: str, msg: JointState) -> None:
+        self.terms[term].append((_ns(msg.header.stamp), msg.effort))
+
+    def _on_latency(self, msg: Float64MultiArray) -> None:
+        self.latencies.extend(msg.data)
+
+    # --- waiting ---------------------------------------------------------------------------
+
+    def _spin_until(self, done, what: str, stall: bool = True) -> None:
+        """Spin until done(); TimeoutError after the run's deadline or when the loop stalls."""
+        self._advanced = time.monotonic()
+        while not done():
+            if self.processes is not None:
+                self.processes.check()
+            now = time.monotonic()
+            if now > self.deadline:
+                raise TimeoutError(f"run timeout while waiting for {what}")
+            if stall and now - self._advanced > STALL:
+                raise TimeoutError(f"simulated time stuck at {self.now:.3f} s while waiting for {what}")
+            self.executor.spin_once(timeout_sec=0.05)
+
+    def wait_until(self, t: float) -> None:
+        """Spin until simulated time reaches t (s)."""
+        self._spin_until(lambda: self.now >= t, f"simulated time {t:.3f} s")
+
+    def set_parameters(self, values: dict) -> None:
+        """Set the node's parameters through its service, as rqt_reconfigure does."""
+        end = time.monotonic() + 10.0
+        self._spin_until(lambda: self.set_client.service_is_ready() or time.monotonic() > end, "a service")
+        request = SetParameters.Request(
+            parameters=[Parameter(k, value=v).to_parameter_msg() for k, v in values.items()]
+        )
+        future = self.set_client.call_async(request)
+        end = time.monotonic() + 10.0
+        self._spin_until(lambda: future.done() or time.monotonic() > end, "set_parameters answer")
+        if not future.done():
+            raise TimeoutError(f"{NODE}/set_parameters did not answer")
+        bad = [r.reason for r in future.result().results if not r.successful]
+        if bad:
+            raise RuntimeError(f"parameters rejected: {bad}")
+
+    def request_trajectory(self) -> float:
+        """Ask for a multi-sine from the current pose; return its start (simulated s)."""
+        count = len(self.trajectories)
+        self.start_pub.publish(Empty())
+        end = time.monotonic() + 10.0
+        self._spin_until(lambda: len(self.trajectories) > count or time.monotonic() > end, "a trajectory")
+        if len(self.trajectories) == count:
+            raise TimeoutError("multisine_trajectory sent no trajectory")
+        return _ns(self.trajectories[-1].header.stamp) * 1e-9
+
+    # --- the run ---------------------------------------------------------------------------
+
+    def run(self) -> Recording:
+        c = self.config
+        ready = time.monotonic() + 60.0
+        self._spin_until(
+            lambda: (
+                (self.now > 0 and self.start_pub.get_subscription_count() > 0) or time.monotonic() > ready
+            ),
+            "the loop to start",
+            stall=False,
+        )
+        if self.now <= 0:
+            raise TimeoutError("the closed loop did not start within 60 s (no command reached the simulator)")
+        print(f"  loop running; phase 1: hold {c.hold:g} s with gravity compensation only")
+        self.wait_until(c.hold)
+        pd = self.request_trajectory()  # first: it starts from the pose at rest
+        self.set_parameters({f"compensate.{t}": False for t in MODEL_TERMS})
+        print(f"  phase 2 at {self.now:.2f} s: PD alone, trajectory {pd:.2f}..{pd + c.trajectory:.2f} s")
+        self.wait_until(pd + c.trajectory)
+        self.set_parameters({f"compensate.{t}": True for t in MODEL_TERMS})
+        self.wait_until(pd + c.trajectory + SETTLE)
+        ff = self.request_trajectory()
+        print(f"  phase 3 at {self.now:.2f} s: PD + RNEA, trajectory {ff:.2f}..{ff + c.trajectory:.2f} s")
+        self.wait_until(ff + c.trajectory + TAIL)
+        end = time.monotonic() + 1.0
+        self._spin_until(lambda: time.monotonic() > end, "the last latencies", stall=False)
+        return self.recording((0.0, c.hold), (pd, pd + c.trajectory), (ff, ff + c.trajectory))
+
+    def recording(self, hold, pd, ff) -> Recording:
+        """The recorded data as arrays, with the desired positions the node was sampling."""
+        states = sorted({t: q for t, q in self.states}.items())
+        t = np.array([s for s, _ in states]) * 1e-9
+        q = np.array([np.asarray(p)[self.index] for _, p in states])
+        q_des = np.full_like(q, np.nan)
+        for k, msg in enumerate(self.trajectories):
+            start = _ns(msg.header.stamp) * 1e-9
+            later = self.trajectories[k + 1 :]
+            stop = _ns(later[0].header.stamp) * 1e-9 if later else np.inf
+            order = [list(msg.joint_names).index(j) for j in self.config.joints]
+            points = msg.points
+            sampler = TrajectorySampler(
+                [p.time_from_start.sec + p.time_from_start.nanosec * 1e-9 for p in points],
+                [np.asarray(p.positions)[order] for p in points],
+                [np.asarray(p.velocities)[order] for p in points],
+                [np.asarray(p.accelerations)[order] for p in points],
+            )
+            mask = (t >= start) & (t < stop)
+            q_des[mask] = sampler.sample(t[mask] - start)[0]
+        terms = {}
+        for term, samples in self.terms.items():
+            samples = sorted({s: e for s, e in samples}.items())
+            terms[term] = (
+                np.array([s for s, _ in samples]) * 1e-9,
+                np.array([np.asarray(e) for _, e in samples]).reshape(len(samples), len(self.config.joints)),
+            )
+        return Recording(list(self.config.joints), t, q, q_des, hold, pd, ff, terms, np.array(self.latencies))
+
+    def close(self) -> None:
+        self.executor.shutdown()
+        self.node.destroy_node()
+        rclpy.try_shutdown()
