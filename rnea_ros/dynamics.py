@@ -145,7 +145,7 @@ def _gravity(gravity) -> np.ndarray:
     return g
 
 
-def _raise_not_finite(named: dict[str, object]) -> None:
+def raise_not_finite(named: dict[str, object]) -> None:
     """Name the non-finite input of a non-finite result (or say the result overflowed)."""
     for name, value in named.items():
         if value is None:
@@ -164,10 +164,10 @@ def _check(status: int, named: dict[str, object]) -> None:
     if status != k.OK:
         if status == k.BAD_SIZE:  # pragma: no cover - sizes are checked before the call
             raise ValueError("argument sizes do not match the model")
-        _raise_not_finite(named)
+        raise_not_finite(named)
 
 
-def _wrench_arrays(model: RobotModel, wrenches: Wrenches | None):
+def wrench_arrays(model: RobotModel, wrenches: Wrenches | None):
     """Kernel arrays for link wrenches; links fixed to the root are dropped (the root takes them)."""
     if not wrenches:
         return _NO_WRENCH_BODY, _NO_WRENCH_DATA
@@ -236,7 +236,7 @@ def _rnea_checked(model: RobotModel, q, qd, qdd, gravity, wrenches, data, out) -
     if not q.shape == qd.shape == qdd.shape:
         raise ValueError(f"q, qd, qdd must have the same shape, got {q.shape}, {qd.shape}, {qdd.shape}")
     g = _gravity(gravity)
-    wb, wd = _wrench_arrays(model, wrenches)
+    wb, wd = wrench_arrays(model, wrenches)
     ws = _data(model, data).ws
     tau = _out(out, q.shape)
     tree = model.kernel_tree()

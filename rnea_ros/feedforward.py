@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import kernels as k
-from .dynamics import GRAVITY, Data, _raise_not_finite, _wrench_arrays
+from .dynamics import GRAVITY, Data, raise_not_finite, wrench_arrays
 from .friction import Friction
 from .model import RobotModel
 
@@ -88,7 +88,7 @@ def compute_efforts(
     raises ValueError (naming the input) on non-finite input instead of returning a non-finite
     command. q, q̇ and the desired arrays: float64, (n,)."""
     q_des, qd_des, qdd_des = desired
-    wb, wd = _wrench_arrays(efforts.model, wrenches)
+    wb, wd = wrench_arrays(efforts.model, wrenches)
     args = (q, qd, q_des, qd_des, qdd_des, efforts._gravity, efforts._switches, efforts._law, wb, wd)
     try:
         status = k.effort_kernel(efforts._tree, *args, efforts._ws, efforts.table)
@@ -98,5 +98,5 @@ def compute_efforts(
         raise ValueError(f"q, qd and the desired state must have {efforts.model.nv} values each")
     if status != k.OK:
         named = {"q": q, "qd": qd, "desired q": q_des, "desired qd": qd_des, "desired qdd": qdd_des}
-        _raise_not_finite(named)
+        raise_not_finite(named)
     return efforts

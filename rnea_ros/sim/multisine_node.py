@@ -13,10 +13,8 @@ from __future__ import annotations
 import sys
 
 import numpy as np
-import rclpy
 from builtin_interfaces.msg import Duration
 from rcl_interfaces.msg import ParameterDescriptor
-from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
@@ -24,6 +22,7 @@ from std_msgs.msg import Empty, String
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from ..model import RobotModel
+from ..node.main import run_node
 from .multisine import design
 
 DESCRIPTION_QOS = QoSProfile(
@@ -146,21 +145,8 @@ class MultisineNode(Node):
 
 
 def main(args: list[str] | None = None) -> int:
-    rclpy.init(args=args)
-    try:
-        node = MultisineNode()
-    except ValueError as exc:
-        rclpy.logging.get_logger("multisine_trajectory").fatal(f"cannot start: {exc}")
-        rclpy.try_shutdown()
-        return 2
-    try:
-        rclpy.spin(node)
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    finally:
-        node.destroy_node()
-        rclpy.try_shutdown()
-    return 0
+    """Run the multisine_trajectory node."""
+    return run_node(args, MultisineNode, "multisine_trajectory")
 
 
 if __name__ == "__main__":

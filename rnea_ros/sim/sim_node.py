@@ -24,13 +24,14 @@ import time
 import numpy as np
 import rclpy
 from rclpy.event_handler import PublisherEventCallbacks, SubscriptionEventCallbacks
-from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 
+from ..node.main import run_node
 from .answers import AnswerMatcher
 from .mujoco_arm import INTEGRATORS, MujocoArm
 
@@ -248,20 +249,12 @@ def _descriptor(description: str):
     return ParameterDescriptor(description=description, read_only=True)
 
 
-def main(args: list[str] | None = None) -> int:
-    rclpy.init(args=args)
-    try:
-        node = SimNode()
-    except ValueError as exc:
-        rclpy.logging.get_logger("mujoco_sim").fatal(f"cannot start: {exc}")
-        rclpy.try_shutdown()
-        return 2
+def _spin(node: SimNode) -> None:
+    """Step the simulation until shutdown, then say where it stopped."""
     executor = SingleThreadedExecutor()
     executor.add_node(node)
     try:
         node.run(executor)
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
     finally:
         if node.arm is not None:
             node.get_logger().info(
@@ -269,9 +262,11 @@ def main(args: list[str] | None = None) -> int:
                 f"overruns {node.overruns}"
             )
         executor.shutdown()
-        node.destroy_node()
-        rclpy.try_shutdown()
-    return 0
+
+
+def main(args: list[str] | None = None) -> int:
+    """Run the mujoco_sim node."""
+    return run_node(args, SimNode, "mujoco_sim", _spin)
 
 
 if __name__ == "__main__":
