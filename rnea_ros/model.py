@@ -78,6 +78,7 @@ class RobotModel:
     coulomb: np.ndarray  # URDF <dynamics friction>, N m or N
     mimic: dict[str, Mimic]
     payload: Payload | None = None
+    warnings: tuple[str, ...] = ()  # what was loaded although suspect (see from_urdf)
     _bare_body: np.ndarray = field(default=None, repr=False)  # body without payload
     _kernel: object = field(default=None, repr=False)  # see kernel_tree
 
@@ -112,14 +113,23 @@ class RobotModel:
 
     @classmethod
     def from_urdf(
-        cls, xml_text: str, root_link: str | None = None, tip_link: str | None = None
+        cls,
+        xml_text: str,
+        root_link: str | None = None,
+        tip_link: str | None = None,
+        *,
+        strict: bool = False,
     ) -> RobotModel:
         """Build the model of a URDF (whole tree below `root_link`, or the root_link→tip_link chain).
 
-        Raises URDFError naming the link or joint at fault. The first build in a process also
+        Raises URDFError naming the link or joint at fault. A finite but physically inconsistent
+        inertia (a slightly negative principal moment, a broken triangle inequality, as CAD exports
+        and real robot files often have) is kept as written, like Pinocchio and KDL do, and named
+        in `warnings`; with strict=True it raises URDFError instead. Links rigidly attached
+        to the fixed root carry no dynamics and are not checked. The first build in a process also
         compiles (or loads from numba's disk cache) every kernel, so no call compiles later.
         """
-        model = _build(parse_urdf(xml_text), root_link, tip_link)
+        model = _build(parse_urdf(xml_text), root_link, tip_link, strict)
         from .dynamics import warm  # here, not at the top: dynamics imports this module
 
         warm()
@@ -240,7 +250,7 @@ def _chain(children: dict[str, list[Joint]], root: str, tip: str) -> set[str]:
     return set(path[tip])
 
 
-def _build(robot: URDFRobot, root_link: str | None, tip_link: str | None) -> RobotModel:
+def _build(robot: URDFRobot, root_link: str | None, tip_link: str | None, strict: bool) -> RobotModel:
     tree_root, children = _tree(robot)
     for arg, link in (("root_link", root_link), ("tip_link", tip_link)):
         if link is not None and link not in robot.links:
@@ -275,11 +285,16 @@ def _build(robot: URDFRobot, root_link: str | None, tip_link: str | None) -> Rob
         order.append(joint.child)
         stack.extend(reversed(children[joint.child]))
     body = np.concatenate(records) if records else np.zeros(0)
+    warnings: list[str] = []
     for link in order:
         inertial: Inertial | None = robot.links[link]
         frame = frames[link]
         if inertial is None or frame.body < 0 or inertial.mass == 0.0 and not inertial.inertia.any():
             continue
+        if inertial.defect is not None:
+            if strict:
+                raise URDFError(f"link '{link}': {inertial.defect} (strict model check)")
+            warnings.append(f"link '{link}': {inertial.defect}")
         m, h, i_o = _spatial(inertial.mass, inertial.com, inertial.inertia, frame.rotation, frame.translation)
         _add_inertia(body, frame.body, m, h, i_o)
         if not np.all(np.isfinite(body[frame.body * BODY_STRIDE : (frame.body + 1) * BODY_STRIDE])):
@@ -287,6 +302,11 @@ def _build(robot: URDFRobot, root_link: str | None, tip_link: str | None) -> Rob
 
     names = tuple(j.name for j in joints)
     mimic = {j.name: j.mimic for j in joints if j.mimic is not None and j.mimic.leader in names}
+    warnings += [
+        f"joint '{j.name}': mimics '{j.mimic.leader}', which is not a joint of the robot (kept independent)"
+        for j in joints
+        if j.mimic is not None and j.mimic.leader not in robot.joint_names
+    ]
     body = _readonly(body)
     return RobotModel(
         name=robot.name,
@@ -307,5 +327,6 @@ def _build(robot: URDFRobot, root_link: str | None, tip_link: str | None) -> Rob
         damping=_readonly(np.array([j.damping for j in joints], dtype=float)),
         coulomb=_readonly(np.array([j.friction for j in joints], dtype=float)),
         mimic=mimic,
+        warnings=tuple(warnings),
         _bare_body=body,
     )

@@ -29,6 +29,7 @@ class Inertial:
     mass: float
     com: np.ndarray  # (3,) position of the centre of mass in the link frame, m
     inertia: np.ndarray  # (3, 3) about the centre of mass, link-frame axes, kg m^2
+    defect: str | None = None  # why the inertia is not physically consistent (see inertia_defect)
 
 
 @dataclass(frozen=True)
@@ -67,6 +68,11 @@ class URDFRobot:
     name: str
     links: dict[str, Inertial | None]
     joints: list[Joint] = field(default_factory=list)
+
+    @property
+    def joint_names(self) -> set[str]:
+        """Names of every joint, fixed ones included."""
+        return {j.name for j in self.joints}
 
 
 def rpy_to_matrix(roll: float, pitch: float, yaw: float) -> np.ndarray:
@@ -108,11 +114,26 @@ def _origin(el: ET.Element | None, what: str) -> tuple[np.ndarray, np.ndarray]:
     return rpy_to_matrix(*rpy), np.array(xyz)
 
 
-def check_inertia(mass: float, inertia: np.ndarray, what: str) -> None:
-    """Raise URDFError unless mass ≥ 0 and the inertia is a physical rigid-body inertia.
+def inertia_defect(inertia: np.ndarray) -> str | None:
+    """Why a finite symmetric 3×3 inertia is not a physical rigid-body inertia, or None.
 
-    Physical means symmetric, principal moments ≥ 0 (a point mass has all zero) and the triangle
-    inequality I1 + I2 ≥ I3 between principal moments.
+    Physical means principal moments ≥ 0 (a point mass has all zero) and the triangle inequality
+    I1 + I2 ≥ I3 between principal moments, within INERTIA_TOL relative to the largest moment.
+    """
+    moments = np.linalg.eigvalsh(inertia)
+    tol = INERTIA_TOL * max(1.0, float(np.max(np.abs(moments))))
+    if moments[0] < -tol:
+        return f"inertia is not positive semi-definite (principal moments {moments})"
+    if moments[0] + moments[1] < moments[2] - tol:
+        return f"inertia breaks the triangle inequality (principal moments {moments})"
+    return None
+
+
+def check_mass_and_inertia(mass: float, inertia: np.ndarray, what: str) -> None:
+    """Raise URDFError unless mass is finite and ≥ 0 and inertia is a finite symmetric 3×3 matrix.
+
+    These defects make a model meaningless; physical consistency (`inertia_defect`) is checked
+    separately because real robot files often break it slightly.
     """
     if not math.isfinite(mass) or mass < 0.0:
         raise URDFError(f"{what}: mass must be finite and >= 0, got {mass}")
@@ -120,12 +141,14 @@ def check_inertia(mass: float, inertia: np.ndarray, what: str) -> None:
         raise URDFError(f"{what}: inertia must be a finite 3x3 matrix")
     if not np.allclose(inertia, inertia.T, rtol=0.0, atol=INERTIA_TOL):
         raise URDFError(f"{what}: inertia is not symmetric")
-    moments = np.linalg.eigvalsh(inertia)
-    tol = INERTIA_TOL * max(1.0, float(np.max(np.abs(moments))))
-    if moments[0] < -tol:
-        raise URDFError(f"{what}: inertia is not positive definite (principal moments {moments})")
-    if moments[0] + moments[1] < moments[2] - tol:
-        raise URDFError(f"{what}: inertia breaks the triangle inequality (principal moments {moments})")
+
+
+def check_inertia(mass: float, inertia: np.ndarray, what: str) -> None:
+    """Raise URDFError unless mass ≥ 0 and the inertia is a physical rigid-body inertia."""
+    check_mass_and_inertia(mass, inertia, what)
+    defect = inertia_defect(inertia)
+    if defect is not None:
+        raise URDFError(f"{what}: {defect}")
 
 
 def _inertial(link: ET.Element, name: str) -> Inertial | None:
@@ -145,8 +168,8 @@ def _inertial(link: ET.Element, name: str) -> Inertial | None:
             [terms["ixz"], terms["iyz"], terms["izz"]],
         ]
     )
-    check_inertia(mass, local, what)
-    return Inertial(mass=mass, com=com, inertia=rotation @ local @ rotation.T)
+    check_mass_and_inertia(mass, local, what)
+    return Inertial(mass=mass, com=com, inertia=rotation @ local @ rotation.T, defect=inertia_defect(local))
 
 
 def _joint(el: ET.Element, links: dict[str, Inertial | None]) -> Joint:
@@ -247,7 +270,4 @@ def parse_urdf(xml_text: str) -> URDFRobot:
             raise URDFError(f"joint '{joint.name}' is defined twice")
         seen.add(joint.name)
         joints.append(joint)
-    for joint in joints:
-        if joint.mimic is not None and joint.mimic.leader not in seen:
-            raise URDFError(f"joint '{joint.name}': mimics unknown joint '{joint.mimic.leader}'")
     return URDFRobot(name=root.get("name", ""), links=links, joints=joints)

@@ -188,16 +188,6 @@ BAD = {
         '<inertia ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" izz="1"/></inertial></link></robot>',
         "link 'arm': mass must be finite and >= 0",
     ),
-    "not positive definite": (
-        '<robot name="r"><link name="arm"><inertial><mass value="1"/>'
-        '<inertia ixx="-1" ixy="0" ixz="0" iyy="1" iyz="0" izz="1"/></inertial></link></robot>',
-        "link 'arm': inertia is not positive definite",
-    ),
-    "triangle inequality": (
-        '<robot name="r"><link name="arm"><inertial><mass value="1"/>'
-        '<inertia ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" izz="3"/></inertial></link></robot>',
-        "link 'arm': inertia breaks the triangle inequality",
-    ),
     "floating": (
         '<robot name="r"><link name="w"/><link name="b"/>'
         '<joint name="free" type="floating"><parent link="w"/><child link="b"/></joint></robot>',
@@ -231,6 +221,61 @@ def test_bad_descriptions_raise_urdf_error_naming_the_culprit(case: str) -> None
     text, message = BAD[case]
     with pytest.raises(URDFError, match=message):
         RobotModel.from_urdf(text)
+
+
+def _arm_with_inertia(ixx: float, iyy: float, izz: float, where: str = "arm") -> str:
+    """A one-joint arm whose link `where` (the moving 'arm' or the root 'base') has this inertia."""
+    inertial = (
+        f'<inertial><mass value="1"/><inertia ixx="{ixx}" ixy="0" ixz="0" iyy="{iyy}" iyz="0" '
+        f'izz="{izz}"/></inertial>'
+    )
+    good = '<inertial><mass value="1"/><inertia ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" izz="1"/></inertial>'
+    return (
+        f'<robot name="r"><link name="base">{inertial if where == "base" else ""}</link>'
+        f'<link name="arm">{inertial if where == "arm" else good}</link>'
+        '<joint name="j" type="revolute"><parent link="base"/><child link="arm"/><axis xyz="0 0 1"/>'
+        '<limit lower="-1" upper="1" effort="10" velocity="1"/></joint></robot>'
+    )
+
+
+@pytest.mark.parametrize(
+    "moments, defect",
+    [
+        ((-3.5e-8, 3.5e-8, 9.1e-8), "not positive semi-definite"),  # tiago's antenna link
+        ((1.0, 1.0, 2.1), "triangle inequality"),  # 5 % over the limit, as CAD exports have
+        ((2.3e-6, 3.5e-6, 7.3e-6), "triangle inequality"),  # allegro hand link
+    ],
+)
+def test_inconsistent_inertia_loads_with_a_warning_naming_link_and_defect_or_is_refused_strictly(
+    moments, defect
+) -> None:
+    text = _arm_with_inertia(*moments)
+    model = RobotModel.from_urdf(text)
+    assert len(model.warnings) == 1
+    assert model.warnings[0].startswith(f"link 'arm': inertia {'is' if 'semi' in defect else 'breaks'}")
+    assert defect in model.warnings[0]
+    # kept as written: the inertia about the joint axis is izz (+ the merged nothing)
+    assert mass_matrix(model, np.zeros(1))[0, 0] == pytest.approx(moments[2], rel=1e-12)
+    with pytest.raises(URDFError, match=f"link 'arm': .*{defect}.*strict"):
+        RobotModel.from_urdf(text, strict=True)
+
+
+def test_links_fixed_to_the_root_carry_no_dynamics_and_are_not_checked() -> None:
+    text = _arm_with_inertia(-2.5e-22, 3.4e-23, 3e-6, where="base")  # the quadrupeds' base link
+    for strict in (False, True):
+        assert RobotModel.from_urdf(text, strict=strict).warnings == ()
+
+
+def test_mimic_of_an_unknown_joint_is_kept_independent_with_a_warning() -> None:
+    text = two_r_urdf().replace(
+        '<joint name="j2" type="revolute">', '<joint name="j2" type="revolute"><mimic joint="ghost"/>'
+    )
+    assert '<mimic joint="ghost"/>' in text
+    model = RobotModel.from_urdf(text)
+    assert model.nv == 2 and model.mimic == {}
+    assert model.warnings == (
+        "joint 'j2': mimics 'ghost', which is not a joint of the robot (kept independent)",
+    )
 
 
 def test_unknown_root_and_tip_links() -> None:
