@@ -174,7 +174,12 @@ class Driver:
         while not self.diagnostics and time.monotonic() < end:
             rclpy.spin_once(self.node, timeout_sec=0.05)
         assert self.diagnostics, "no /diagnostics"
-        status = self.diagnostics[-1].status[0]
+        return self.status(self.diagnostics[-1])
+
+    @staticmethod
+    def status(msg: DiagnosticArray) -> dict[str, str]:
+        """The node's status in a DiagnosticArray as {"level": int, "message": ..., key: value}."""
+        status = msg.status[0]
         return {
             "level": int.from_bytes(status.level, "little")
             if isinstance(status.level, bytes)

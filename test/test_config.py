@@ -17,7 +17,7 @@ from rclpy.parameter import parameter_value_to_python
 from std_msgs.msg import Float64MultiArray, String
 
 from rnea_ros import RobotModel
-from rnea_ros.node.parameters import SPECS
+from rnea_ros.node.parameters import INVERSE_DYNAMICS as SPECS
 from rnea_ros.robots import example_urdf_path
 
 from .rosgraph import Driver, rclpy, stop

@@ -70,4 +70,4 @@ def test_invalid_parameter_file_fails_at_start_naming_the_parameter(tmp_path) ->
         assert proc.wait(30) == 2
     finally:
         output = stop(proc)
-    assert "invalid parameters: gravity must have 3 values" in output
+    assert "invalid parameter gravity: must have 3 values" in output

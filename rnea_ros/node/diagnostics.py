@@ -13,59 +13,107 @@ from .runtime import Runtime
 
 @dataclass
 class CycleStats:
-    """Totals since start and the cycle-time figures of the current diagnostics period."""
+    """Totals since start and the figures of the current diagnostics period. Times in ns of the
+    node clock (0: never)."""
 
     commands: int = 0
     rejected: Counter = field(default_factory=Counter)
+    ignored: int = 0  # joint_states carrying no commanded joint (another publisher's joints)
     rejected_in_period: int = 0
     cycle_times: list[float] = field(default_factory=list)  # s, this period
     clamped: set[str] = field(default_factory=set)  # joints clamped this period
-    input_age: float | None = None  # s, of the last joint_states
-    model_error: str = ""
+    last_stamp_ns: int = 0  # stamp of the newest joint_states received
+    last_receive_ns: int = 0  # when it was received
+    last_command_ns: int = 0  # when the last command was published
+    last_drop: str = ""  # why the last joint_states got no command
+    model_error: str = ""  # last rejected robot description
+    model_error_in_period: bool = False
+    internal_errors: dict[str, str] = field(default_factory=dict)  # callback → last exception
 
-    def published(self, cycle_time: float, clamped: list[str]) -> None:
+    def published(self, now_ns: int, cycle_time: float, clamped: list[str]) -> None:
         self.commands += 1
+        self.last_command_ns = now_ns
         if len(self.cycle_times) < 100_000:
             self.cycle_times.append(cycle_time)
         self.clamped.update(clamped)
 
-    def reject(self, reason: str) -> None:
+    def reject(self, reason: str, text: str = "") -> None:
         self.rejected[reason] += 1
         self.rejected_in_period += 1
+        self.last_drop = text or reason
+
+    def model_rejected(self, text: str) -> None:
+        self.model_error = text
+        self.model_error_in_period = True
 
     def new_period(self) -> None:
         self.cycle_times = []
         self.clamped = set()
         self.rejected_in_period = 0
+        self.model_error_in_period = False
+
+
+def _age(now_ns: int, then_ns: int) -> float | None:
+    return None if then_ns == 0 else (now_ns - then_ns) * 1e-9
 
 
 def diagnostic_status(
-    name: str, base: RobotModel | None, runtime: Runtime | None, params: dict, stats: CycleStats
+    name: str,
+    base: RobotModel | None,
+    runtime: Runtime | None,
+    timeout: float,
+    now_ns: int,
+    stats: CycleStats,
 ) -> DiagnosticStatus:
-    """OK while commanding; WARN on stale input, rejections or clamping; ERROR without a model."""
+    """ERROR without a model, or when commands stopped for longer than `timeout` (s) while a
+    forward command controller keeps applying the last one; WARN while waiting for the first
+    joint_states, on rejected input, clamping, or a description rejected in this period; else OK."""
     times = sorted(stats.cycle_times)
-    age = stats.input_age
+    input_age = _age(now_ns, stats.last_stamp_ns)
+    silent = _age(now_ns, stats.last_command_ns)
     values = {
         "model_loaded": str(runtime is not None),
         "model": "" if base is None else f"{base.name} ({base.nv} joints, root {base.root_link})",
+        "model_warnings": "" if base is None else " | ".join(base.warnings),
         "joints": "" if runtime is None else " ".join(runtime.output_names),
-        "input_age_s": "none" if age is None else f"{age:.4f}",
+        "input_age_s": "none" if input_age is None else f"{input_age:.4f}",
+        "since_last_command_s": "none" if silent is None else f"{silent:.4f}",
         "cycle_time_median_us": f"{times[len(times) // 2] * 1e6:.1f}" if times else "none",
         "cycle_time_max_us": f"{times[-1] * 1e6:.1f}" if times else "none",
         "commands_published": str(stats.commands),
+        "ignored_messages": str(stats.ignored),
         "rejected_messages": str(sum(stats.rejected.values())),
         **{f"rejected.{reason}": str(count) for reason, count in sorted(stats.rejected.items())},
+        "last_drop": stats.last_drop,
         "clamped_joints": " ".join(sorted(stats.clamped)),
         "last_model_error": stats.model_error,
+        **{f"internal_error.{where}": text for where, text in sorted(stats.internal_errors.items())},
     }
+    threshold = timeout if timeout > 0 else 1.0
     if runtime is None:
         level, message = DiagnosticStatus.ERROR, "no model loaded"
-    elif age is not None and age > params["joint_states_timeout"]:
-        level, message = DiagnosticStatus.WARN, "joint_states is stale: not commanding"
-    elif stats.rejected_in_period or stats.clamped or stats.model_error:
-        level, message = DiagnosticStatus.WARN, "rejected input, clamped efforts or a rejected model"
-    elif not times:
-        level, message = DiagnosticStatus.WARN, "no joint_states received in this period"
+    elif silent is not None and silent > threshold:
+        lost = _age(now_ns, stats.last_receive_ns)
+        if lost is None:
+            why = "no joint_states received"
+        elif lost > threshold:
+            why = f"no joint_states for {lost:.1f} s (input lost)"
+        else:
+            why = stats.last_drop
+        level = DiagnosticStatus.ERROR
+        message = f"no command for {silent:.1f} s (a forward controller holds the last effort): {why}"
+    elif silent is None:
+        level, message = (
+            DiagnosticStatus.WARN,
+            f"no command yet: {stats.last_drop or 'waiting for joint_states'}",
+        )
+    elif stats.model_error_in_period:
+        level, message = (
+            DiagnosticStatus.WARN,
+            "robot description rejected; the previous model still commands",
+        )
+    elif stats.rejected_in_period or stats.clamped:
+        level, message = DiagnosticStatus.WARN, "rejected input or clamped efforts"
     else:
         level, message = DiagnosticStatus.OK, "commanding"
     return DiagnosticStatus(

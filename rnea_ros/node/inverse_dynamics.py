@@ -1,14 +1,18 @@
 """The inverse_dynamics node: robot_description in, RNEA on every joint_states, efforts out.
 
-A thin adapter: parameters (parameters.py), the model/parameter bundle (runtime.py), the effort
-law (rnea_ros.feedforward), trajectory sampling (rnea_ros.trajectory) and diagnostics
-(diagnostics.py). All callbacks run in one thread; a new model or parameter set is built
-aside and swapped in whole, so a cycle never sees half an update.
+A thin adapter: parameters (parameters.py), the model/parameter bundle (runtime.py), joint_states
+merged per joint (joint_states.py), the effort law (rnea_ros.feedforward), trajectory sampling
+(rnea_ros.trajectory) and diagnostics (diagnostics.py). All callbacks run in one thread and go
+through `_guard`, so no exception can end the process. Everything that belongs to a model (the
+runtime, the joint cache, the running trajectory, the name layouts) lives in one `Loaded` that a
+new model or parameter set replaces whole, so a cycle never sees half an update.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray
@@ -16,32 +20,26 @@ from geometry_msgs.msg import WrenchStamped
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
-from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
-from rclpy.time import Time
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 from trajectory_msgs.msg import JointTrajectory
 
-from ..errors import URDFError
 from ..feedforward import TERMS, compute_efforts
 from ..kernels import OUT_CLAMPED, OUT_TOTAL
 from ..model import RobotModel
 from ..trajectory import TrajectorySampler
 from . import parameters
+from .common import DESCRIPTION_QOS, JOINT_STATES_QOS, stamp_ns
 from .diagnostics import CycleStats, diagnostic_status
-from .runtime import Layout, Runtime, build_runtime
+from .joint_states import JointStateCache, Layout, layout
+from .runtime import Runtime, build_runtime, per_joint_parameters_fit
 
-# Best effort, keep last 1: matches reliable and best-effort publishers, and a late cycle
-# always works on the newest state instead of a queue.
-JOINT_STATES_QOS = QoSProfile(
-    depth=1, reliability=ReliabilityPolicy.BEST_EFFORT, history=HistoryPolicy.KEEP_LAST
-)
 # How often the node looks for subscribers of ~/joint_efforts and ~/terms/* (s): counting them
 # costs more than a cycle's dynamics, so it is kept out of the cycle.
 LISTENER_PERIOD = 0.1
-DESCRIPTION_QOS = QoSProfile(
-    depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL
-)
+LOG_PERIOD = 2.0  # s between two log lines of the same drop reason
+# Stamps this far (s) from the node clock come from another clock source, not from lag.
+CLOCK_MIXUP = 1e6
 
 
 class Desired:
@@ -58,21 +56,28 @@ class Desired:
         return q_d, qd_d, qdd_d
 
 
+@dataclass(frozen=True)
+class Loaded:
+    """A model with everything that belongs to it; replaced whole, never edited in place (the
+    joint cache's arrays aside, which only the joint_states callback writes)."""
+
+    base: RobotModel
+    runtime: Runtime
+    cache: JointStateCache
+    trajectory: Desired | None = None
+    layouts: dict[tuple[str, ...], Layout] = field(default_factory=dict)
+
+
 class InverseDynamicsNode(Node):
     """See the README's node section for topics and parameters."""
 
     def __init__(self, **kwargs) -> None:
         super().__init__("inverse_dynamics", **kwargs)
-        parameters.declare(self)
-        self._params = parameters.snapshot(self)
-        parameters.check(self._params, None)
-        self._base: RobotModel | None = None
-        self._runtime: Runtime | None = None
+        self._params = parameters.declare(self, parameters.INVERSE_DYNAMICS)
+        self._loaded: Loaded | None = None
         self._pending: tuple[dict, Runtime | None] | None = None
-        self._layouts: dict[tuple[str, ...], Layout] = {}
-        self._trajectory: Desired | None = None
-        self._wrench_override = None
-        self._last_measured: tuple[np.ndarray, np.ndarray] | None = None
+        self._wrench_override: tuple[str, np.ndarray] | None = None
+        self._logged: dict[str, float] = {}  # drop reason → when it was last logged (monotonic s)
         self.stats = CycleStats()
 
         self._effort_pub = self.create_publisher(Float64MultiArray, "~/effort_commands", 10)
@@ -80,24 +85,59 @@ class InverseDynamicsNode(Node):
         self._joint_efforts_pub = self.create_publisher(JointState, "~/joint_efforts", 10)
         self._term_pubs = {t: self.create_publisher(JointState, f"~/terms/{t}", 10) for t in TERMS}
         self._diag_pub = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
-        self.create_subscription(JointState, "joint_states", self._on_joint_states, JOINT_STATES_QOS)
-        self.create_subscription(JointTrajectory, "~/joint_trajectory", self._on_trajectory, 10)
-        self.create_subscription(WrenchStamped, "~/ee_wrench", self._on_wrench, 10)
+        guard = self._guard
+        self.create_subscription(
+            JointState, "joint_states", guard("joint_states", self._on_joint_states), JOINT_STATES_QOS
+        )
+        self.create_subscription(
+            JointTrajectory, "~/joint_trajectory", guard("joint_trajectory", self._on_trajectory), 10
+        )
+        self.create_subscription(WrenchStamped, "~/ee_wrench", guard("ee_wrench", self._on_wrench), 10)
         self.add_on_set_parameters_callback(self._on_set_parameters)
-        self.add_post_set_parameters_callback(self._on_parameters_set)
-        self.create_timer(self._params["diagnostics_period"], self._publish_diagnostics)
+        self.add_post_set_parameters_callback(guard("parameters", self._on_parameters_set))
+        self.create_timer(self._params["diagnostics_period"], guard("diagnostics", self._publish_diagnostics))
         self._listened: list[tuple[int, object]] = []  # (row of the efforts table, publisher)
         self._find_listeners()
         # Steady clock: who listens is a wall-time matter, and with use_sim_time a simulator that
         # waits for ~/joint_efforts before its clock moves would otherwise never be found.
         steady = Clock(clock_type=ClockType.STEADY_TIME)
-        self.create_timer(LISTENER_PERIOD, self._find_listeners, clock=steady)
+        self.create_timer(LISTENER_PERIOD, guard("listeners", self._find_listeners), clock=steady)
 
         if self._params["robot_description"]:
             self._load_description(self._params["robot_description"], "parameter robot_description")
         else:
-            self.create_subscription(String, "robot_description", self._on_description, DESCRIPTION_QOS)
+            self.create_subscription(
+                String, "robot_description", guard("robot_description", self._on_description), DESCRIPTION_QOS
+            )
             self.get_logger().info("waiting for a URDF on topic robot_description")
+
+    # --- safety net ------------------------------------------------------------------------
+
+    def _guard(self, where: str, callback: Callable) -> Callable:
+        """`callback` such that an unexpected exception costs that one call: counted under
+        internal_error with its text on diagnostics, logged, never raised into the executor."""
+
+        def guarded(*args):
+            try:
+                return callback(*args)
+            except Exception as exc:  # noqa: BLE001 - the point: no callback may end the process
+                text = f"{type(exc).__name__}: {exc}"
+                self.stats.internal_errors[where] = text
+                self._drop(f"internal_error.{where}", f"{where} callback failed ({text})")
+                return None
+
+        return guarded
+
+    def _log(self, reason: str, text: str) -> None:
+        """Warn, at most once per LOG_PERIOD per reason (a frequent reason hides no rare one)."""
+        now = time.monotonic()
+        if now - self._logged.get(reason, -LOG_PERIOD) >= LOG_PERIOD:
+            self._logged[reason] = now
+            self.get_logger().warn(text)
+
+    def _drop(self, reason: str, text: str) -> None:
+        self.stats.reject(reason, text)
+        self._log(reason, text)
 
     # --- model -----------------------------------------------------------------------------
 
@@ -105,39 +145,60 @@ class InverseDynamicsNode(Node):
         self._load_description(msg.data, "topic robot_description")
 
     def _load_description(self, xml: str, source: str) -> None:
-        root, tip = self._params["root_link"] or None, self._params["tip_link"] or None
+        params, old = self._params, self._loaded
         try:
-            base = RobotModel.from_urdf(xml, root_link=root, tip_link=tip)
-            runtime = build_runtime(base, self._params, self._wrench_override)
-        except (URDFError, ValueError) as exc:
-            self.stats.model_error = f"{source}: {exc}"
-            kept = "keeping the previous model" if self._runtime else "no model loaded"
+            base = RobotModel.from_urdf(
+                xml,
+                root_link=params["root_link"] or None,
+                tip_link=params["tip_link"] or None,
+                strict=params["strict_model"],
+            )
+            runtime, override = self._runtime_for(base, params)
+            if old is not None:
+                per_joint_parameters_fit(params, old.runtime.output_names, runtime.output_names)
+        except ValueError as exc:
+            self.stats.model_rejected(f"{source}: {exc}")
+            kept = "the previous model keeps commanding" if old else "no model loaded"
             self.get_logger().error(f"rejected robot description from {source}: {exc} ({kept})")
             return
-        self._install(base, runtime)
+        if old is not None and old.trajectory is not None:
+            self.get_logger().warn("the running trajectory is cancelled: the model was replaced")
+        self._loaded = Loaded(base, runtime, JointStateCache(runtime.model, old.cache if old else None))
+        self._wrench_override = override
         self.stats.model_error = ""
         self.get_logger().info(
             f"model '{base.name}' from {source}: {base.nv} joints, commands for {runtime.output_names}"
         )
+        for warning in base.warnings:
+            self.get_logger().warn(
+                f"robot description: {warning} (loaded as written; strict_model refuses it)"
+            )
 
-    def _install(self, base: RobotModel, runtime: Runtime) -> None:
-        self._base, self._runtime = base, runtime
-        self._layouts = {}
-        if self._trajectory is not None and self._trajectory.joints.max(initial=-1) >= base.nv:
-            self._trajectory = None
+    def _runtime_for(self, base: RobotModel, params: dict) -> tuple[Runtime, tuple | None]:
+        """The runtime of a new model; a ~/ee_wrench override that does not fit it is dropped."""
+        override = self._wrench_override
+        if override is not None:
+            try:
+                return build_runtime(base, params, override), override
+            except ValueError as exc:
+                self.get_logger().warn(f"~/ee_wrench override dropped with the model change: {exc}")
+        return build_runtime(base, params, None), None
 
     # --- parameters -----------------------------------------------------------------------
 
     def _on_set_parameters(self, params) -> SetParametersResult:
         try:
-            new = parameters.updated(self._params, params)
-            n = None if self._runtime is None else len(self._runtime.output_names)
-            parameters.check(new, n)
+            loaded = self._loaded
+            n = None if loaded is None else len(loaded.runtime.output_names)
+            new = parameters.proposed(parameters.INVERSE_DYNAMICS, self._params, params, n)
             override = None if any(p.name == "ee_wrench" for p in params) else self._wrench_override
-            runtime = None if self._base is None else build_runtime(self._base, new, override)
+            runtime = None if loaded is None else build_runtime(loaded.base, new, override)
         except ValueError as exc:
             self.get_logger().warn(f"parameters rejected: {exc}")
             return SetParametersResult(successful=False, reason=str(exc))
+        except Exception as exc:  # noqa: BLE001 - a bug rejects the change, never ends the node
+            self.stats.internal_errors["parameters"] = f"{type(exc).__name__}: {exc}"
+            return SetParametersResult(successful=False, reason=f"internal error: {exc}")
         self._pending = (new, runtime, override)
         return SetParametersResult(successful=True)
 
@@ -146,50 +207,54 @@ class InverseDynamicsNode(Node):
             return
         self._params, runtime, self._wrench_override = self._pending
         self._pending = None
-        if runtime is not None:
-            self._runtime = runtime
+        if runtime is not None and self._loaded is not None:
+            self._loaded = replace(self._loaded, runtime=runtime)
 
     # --- inputs ----------------------------------------------------------------------------
 
     def _on_wrench(self, msg: WrenchStamped) -> None:
-        if self._base is None:
+        loaded = self._loaded
+        if loaded is None:
+            self.stats.reject("wrench_without_model")
             return
         f, t = msg.wrench.force, msg.wrench.torque
         override = (msg.header.frame_id or "root", np.array([f.x, f.y, f.z, t.x, t.y, t.z]))
         if not np.all(np.isfinite(override[1])):
-            self.stats.reject("bad_wrench")
+            self._drop("bad_wrench", "~/ee_wrench rejected: NaN or Inf")
             return
         try:
-            runtime = build_runtime(self._base, self._params, override)
+            runtime = build_runtime(loaded.base, self._params, override)
         except ValueError as exc:
-            self.stats.reject("bad_wrench")
-            self.get_logger().warn(f"~/ee_wrench rejected: {exc}", throttle_duration_sec=2.0)
+            self._drop("bad_wrench", f"~/ee_wrench rejected: {exc}")
             return
-        self._runtime, self._wrench_override = runtime, override
+        self._loaded, self._wrench_override = replace(loaded, runtime=runtime), override
 
     def _on_trajectory(self, msg: JointTrajectory) -> None:
-        runtime = self._runtime
-        if runtime is None:
+        loaded = self._loaded
+        if loaded is None:
             self.stats.reject("trajectory_without_model")
             return
         try:
-            self._trajectory = self._make_trajectory(runtime.model, msg)
+            trajectory = self._make_trajectory(loaded, msg)
         except (ValueError, TypeError, OverflowError) as exc:
-            self.stats.reject("bad_trajectory")
-            self.get_logger().warn(f"~/joint_trajectory rejected: {exc}", throttle_duration_sec=2.0)
+            self._drop("bad_trajectory", f"~/joint_trajectory rejected: {exc}")
+            return
+        self._loaded = replace(loaded, trajectory=trajectory)
 
-    def _make_trajectory(self, model: RobotModel, msg: JointTrajectory) -> Desired | None:
+    def _make_trajectory(self, loaded: Loaded, msg: JointTrajectory) -> Desired | None:
         if not msg.points:
             return None  # an empty trajectory cancels the current one
+        model = loaded.runtime.model
         names = list(msg.joint_names)
         if len(set(names)) != len(names):
             raise ValueError("joint_names has duplicates")
-        joints = np.array([model.joint_index(j) if j in model.joint_names else -1 for j in names])
-        if np.any(joints < 0):
-            raise ValueError(f"joint '{names[int(np.argmin(joints))]}' is not a movable joint of the model")
+        for name in names:
+            if name not in model.joint_names:
+                raise ValueError(f"joint '{name}' is not a movable joint of the model")
+        joints = np.array([model.joint_index(j) for j in names], dtype=np.int64)
         points = msg.points
 
-        def field(attr: str):
+        def field_of(attr: str):
             rows = [list(getattr(p, attr)) for p in points]
             if all(len(r) == 0 for r in rows):
                 return None
@@ -198,72 +263,78 @@ class InverseDynamicsNode(Node):
             return rows
 
         times = [p.time_from_start.sec + p.time_from_start.nanosec * 1e-9 for p in points]
-        positions = field("positions")
+        positions = field_of("positions")
         if positions is None:
             raise ValueError("points have no positions")
+        cache = loaded.cache
         start = None
-        if self._last_measured is not None:
-            q, qd = self._last_measured
-            start = (q[joints], qd[joints], np.zeros(len(joints)))
-        sampler = TrajectorySampler(times, positions, field("velocities"), field("accelerations"), start)
-        stamp = Time.from_msg(msg.header.stamp).nanoseconds
+        if cache.stamp[joints].min(initial=0) > 0:  # every joint measured: join from there
+            start = (cache.q[joints].copy(), cache.qd[joints].copy(), np.zeros(len(joints)))
+        sampler = TrajectorySampler(
+            times, positions, field_of("velocities"), field_of("accelerations"), start
+        )
+        stamp = stamp_ns(msg.header.stamp)
         return Desired(sampler, joints, stamp or self.get_clock().now().nanoseconds)
 
     def _on_joint_states(self, msg: JointState) -> None:
-        try:
-            self._cycle(msg)
-        except Exception as exc:  # a bug must cost one command, never the node
-            self._drop("internal_error", f"joint_states not handled ({type(exc).__name__}: {exc})")
-
-    def _cycle(self, msg: JointState) -> None:
         t0 = time.perf_counter()
-        runtime = self._runtime
-        if runtime is None:
-            self.stats.reject("no_model")
-            return
-        key = tuple(msg.name)
-        layout = self._layouts.get(key)
-        if layout is None:
-            try:
-                layout = runtime.layout(msg.name)
-            except ValueError as exc:
-                self._drop("bad_names", str(exc))
-                return
-            if len(self._layouts) > 16:
-                self._layouts.clear()
-            self._layouts[key] = layout
-        if layout.missing:
-            self._drop("missing_joints", f"joint_states lacks {', '.join(layout.missing)}: no command")
+        stats = self.stats
+        now_ns = self.get_clock().now().nanoseconds
+        stats.last_receive_ns = now_ns
+        loaded = self._loaded
+        if loaded is None:
+            stats.reject("no_model", "no model loaded")
             return
         n_msg = len(msg.name)
         if len(msg.position) != n_msg or len(msg.velocity) not in (0, n_msg):
-            self._drop("bad_length", "joint_states position/velocity lengths differ from name")
+            self._drop("bad_length", "joint_states position/velocity lengths differ from name: no command")
             return
-        q = np.asarray(msg.position, dtype=float)[layout.index]
-        qd = (
-            np.asarray(msg.velocity, dtype=float)[layout.index]
-            if n_msg and len(msg.velocity)
-            else np.zeros(len(q))
-        )
-        for i, leader, mult, offset in layout.mimic:
-            q[i] = mult * q[leader] + offset
-            qd[i] = mult * qd[leader]
-        now_ns = self.get_clock().now().nanoseconds
-        stamp_ns = msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
-        age = (now_ns - stamp_ns) * 1e-9 if stamp_ns else 0.0
-        self.stats.input_age = age
-        if age > self._params["joint_states_timeout"]:
-            self._drop("stale", f"joint_states is {age:.3f} s old: no command")
+        key = tuple(msg.name)
+        lay = loaded.layouts.get(key)
+        if lay is None:
+            try:
+                lay = layout(loaded.runtime.model, loaded.runtime.output, msg.name)
+            except ValueError as exc:
+                self._drop("bad_names", f"{exc}: no command")
+                return
+            if len(loaded.layouts) > 32:
+                loaded.layouts.clear()
+            loaded.layouts[key] = lay
+        stamp = stamp_ns(msg.header.stamp) or now_ns
+        stats.last_stamp_ns = max(stats.last_stamp_ns, stamp)
+        timeout = self._params["joint_states_timeout"]
+        if timeout > 0 and not self._fresh(stamp, now_ns, timeout):
             return
+        position = np.asarray(msg.position, dtype=float)
+        velocity = np.asarray(msg.velocity, dtype=float) if len(msg.velocity) else None
+        for values, what in ((position, "position"), (velocity, "velocity")):
+            if values is not None and not np.isfinite(values[lay.msg_index]).all():
+                bad = lay.msg_index[~np.isfinite(values[lay.msg_index])]
+                self._drop(
+                    "not_finite",
+                    f"joint_states {what} of '{msg.name[int(bad[0])]}' is NaN or Inf: no command",
+                )
+                return
+        loaded.cache.update(lay, position, velocity, stamp)
+        if not lay.commanded:
+            stats.ignored += 1  # another publisher's joints: kept for the next cycle
+            return
+        state = loaded.cache.state(now_ns - int(timeout * 1e9) if timeout > 0 else None)
+        if isinstance(state, list):
+            self._drop("missing_joints", self._missing_text(loaded, state, timeout))
+            return
+        q, qd = state
+        runtime = loaded.runtime
         desired = (
-            (q, qd, np.zeros(len(q))) if self._trajectory is None else self._trajectory.sample(now_ns, q, qd)
+            (q, qd, np.zeros(len(q)))
+            if loaded.trajectory is None
+            else loaded.trajectory.sample(now_ns, q, qd)
         )
-        try:  # non-finite measured or desired state: ValueError naming it, no command
+        try:  # non-finite desired state or result: ValueError naming it, no command
             efforts = compute_efforts(runtime.efforts, q, qd, desired, runtime.wrenches(q))
         except ValueError as exc:
             self._drop("not_finite", f"joint_states not used: {exc}")
             return
-        self._last_measured = (q, qd)
         table = efforts.table[:, runtime.output]
         self._command.data = table[OUT_TOTAL].tolist()
         self._effort_pub.publish(self._command)  # first: the robot waits for this one
@@ -271,7 +342,34 @@ class InverseDynamicsNode(Node):
         for row, publisher in self._listened:
             publisher.publish(JointState(header=msg.header, name=names, effort=table[row].tolist()))
         clamped = [names[k] for k in np.flatnonzero(table[OUT_CLAMPED])]
-        self.stats.published(time.perf_counter() - t0, clamped)
+        stats.published(now_ns, time.perf_counter() - t0, clamped)
+
+    def _fresh(self, stamp: int, now_ns: int, timeout: float) -> bool:
+        """Whether a joint_states stamp is within the timeout of the node clock (else dropped)."""
+        age = (now_ns - stamp) * 1e-9
+        if -timeout <= age <= timeout:
+            return True
+        hint = ""
+        if abs(age) > CLOCK_MIXUP:
+            hint = (
+                f"; stamps and this node's clock are {abs(age):.2g} s apart: is use_sim_time set on "
+                "one side only (simulated vs wall-clock time)?"
+            )
+        if age > 0:
+            self._drop("stale", f"joint_states is {age:.3f} s old (joint_states_timeout {timeout} s){hint}")
+        else:
+            self._drop("clock_skew", f"joint_states is stamped {-age:.3f} s in the future (clock skew){hint}")
+        return False
+
+    def _missing_text(self, loaded: Loaded, missing: list[str], timeout: float) -> str:
+        text = f"no recent joint_states for {', '.join(missing)} (within {timeout} s): no command"
+        outside = [j for j in missing if j not in loaded.runtime.output_names]
+        if outside:
+            text += (
+                f"; {', '.join(outside)} are not commanded: set tip_link (locks joints off the chain) "
+                "or publish them, if the model should not need them"
+            )
+        return text
 
     def _find_listeners(self) -> None:
         """Refresh which of ~/joint_efforts and ~/terms/* have subscribers (publish only to those)."""
@@ -280,19 +378,25 @@ class InverseDynamicsNode(Node):
             pubs += [(row, self._term_pubs[term]) for row, term in enumerate(TERMS)]
         self._listened = [(row, pub) for row, pub in pubs if pub.get_subscription_count() > 0]
 
-    def _drop(self, reason: str, text: str) -> None:
-        self.stats.reject(reason)
-        self.get_logger().warn(text, throttle_duration_sec=2.0)
-
     # --- diagnostics -----------------------------------------------------------------------
 
     def _publish_diagnostics(self) -> None:
+        now = self.get_clock().now()
         msg = DiagnosticArray()
-        msg.header.stamp = self.get_clock().now().to_msg()
+        msg.header.stamp = now.to_msg()
+        loaded = self._loaded
         msg.status = [
             diagnostic_status(
-                self.get_fully_qualified_name(), self._base, self._runtime, self._params, self.stats
+                self.get_fully_qualified_name(),
+                None if loaded is None else loaded.base,
+                None if loaded is None else loaded.runtime,
+                self._params["joint_states_timeout"],
+                now.nanoseconds,
+                self.stats,
             )
         ]
         self._diag_pub.publish(msg)
         self.stats.new_period()
+
+
+__all__ = ["InverseDynamicsNode"]

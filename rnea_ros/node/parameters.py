@@ -1,132 +1,230 @@
-"""Parameters of the inverse_dynamics node: declarations (descriptions, ranges, read-only) and
-validation of a proposed set against the loaded model, returning a reason on rejection."""
+"""Parameter schemas of the package's nodes (`rnea_ros.schema`) and their ROS declaration.
+
+MODEL_PARAMS (where the model comes from) and LAW_PARAMS (what is compensated, friction, payload,
+limits) are shared by every node that evaluates the model, so their names, defaults and rules
+cannot drift apart. Every parameter is declared with dynamic typing so that `1` is accepted for
+`1.0`; `rnea_ros.schema.validate_value` checks and converts each value instead of rclpy.
+"""
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
 from rcl_interfaces.msg import FloatingPointRange, ParameterDescriptor
+from rclpy.exceptions import (
+    InvalidParameterTypeException,
+    InvalidParameterValueException,
+    ParameterUninitializedException,
+)
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 
+from ..errors import ParameterError
 from ..feedforward import COMPENSABLE
+from ..schema import Param, did_you_mean, table, validate_value
 
-STATE_SOURCES = ("measured", "desired")
-WRENCH_FRAMES = ("root", "tip")
-
-
-@dataclass(frozen=True)
-class Spec:
-    default: Any
-    description: str
-    read_only: bool = False
-    low: float | None = None
-    high: float | None = None
-
-
-SPECS: dict[str, Spec] = {
-    "robot_description": Spec("", "URDF text; empty: listen to the robot_description topic", True),
-    "root_link": Spec("", "root of the model (empty: the URDF's root link)", True),
-    "tip_link": Spec("", "tip of the chain and point of the end-effector wrench (empty: whole tree)", True),
-    "joints": Spec([""], "joints of ~/effort_commands, in order (empty: the model's movable joints)", True),
-    "gravity": Spec([0.0, 0.0, -9.81], "gravity vector in the root frame, m/s^2 (3 values)"),
-    "ee_wrench": Spec(
-        [0.0] * 6, "wrench the tip link exerts on its environment [fx fy fz tx ty tz], N and N m"
+MODEL_PARAMS = (
+    Param("robot_description", "string", "", "URDF text; empty: listen to the robot_description topic", True),
+    Param("root_link", "string", "", "root of the model (empty: the URDF's root link)", True),
+    Param(
+        "tip_link",
+        "string",
+        "",
+        "tip of the chain and point of the end-effector wrench (empty: whole tree)",
+        True,
     ),
-    "ee_wrench_frame": Spec("root", "axes of ee_wrench: 'root' or 'tip' (moment about the tip origin)"),
-    **{f"compensate.{term}": Spec(True, f"add the {term} term to the command") for term in COMPENSABLE},
-    "friction.viscous": Spec(
-        [-1.0], "viscous coefficient per joint (joints order), N m s/rad; [-1]: URDF damping"
+    Param(
+        "joints",
+        "string_array",
+        [""],
+        "joints of the output, in order (empty: the model's movable joints)",
+        True,
     ),
-    "friction.coulomb": Spec([-1.0], "Coulomb level per joint (joints order), N m; [-1]: URDF friction"),
-    "friction.smoothing_velocity": Spec(
-        0.01, "velocity of the tanh sign smoothing, rad/s", low=1e-6, high=10.0
+    Param(
+        "strict_model",
+        "bool",
+        False,
+        "refuse URDFs with physically inconsistent inertias instead of loading them with a warning",
+        True,
     ),
-    "payload.mass": Spec(0.0, "payload mass on payload.link, kg", low=0.0, high=1000.0),
-    "payload.com": Spec([0.0, 0.0, 0.0], "payload centre of mass in the payload.link frame, m"),
-    "payload.inertia": Spec([0.0] * 6, "payload inertia about its com [ixx ixy ixz iyy iyz izz], kg m^2"),
-    "payload.link": Spec("", "link carrying the payload (empty: tip_link, else the last link)"),
-    "feedback.kp": Spec([0.0], "PD stiffness on the tracking error: one value or one per joint, N m/rad"),
-    "feedback.kd": Spec([0.0], "PD damping on the tracking error: one value or one per joint, N m s/rad"),
-    "state_source": Spec("measured", "state the model terms are evaluated at: 'measured' or 'desired'"),
-    "effort_limit_scale": Spec(1.0, "efforts are clamped to URDF effort limit x scale", low=0.0, high=10.0),
-    "joint_states_timeout": Spec(0.1, "joint_states older than this (s) get no command", low=0.0, high=60.0),
-    "publish_terms": Spec(True, "publish each term on ~/terms/<term> (JointState effort)"),
-    "diagnostics_period": Spec(1.0, "period of /diagnostics, s", True, low=0.05, high=60.0),
-}
+)
+
+LAW_PARAMS = (
+    Param(
+        "gravity",
+        "double_array",
+        [0.0, 0.0, -9.81],
+        "gravity vector in the root frame, m/s^2",
+        bounds=(-1000.0, 1000.0),
+        length=3,
+    ),
+    Param(
+        "ee_wrench",
+        "double_array",
+        [0.0] * 6,
+        "wrench the tip link exerts on its environment [fx fy fz tx ty tz], N and N m",
+        bounds=(-1e6, 1e6),
+        length=6,
+    ),
+    Param(
+        "ee_wrench_frame",
+        "string",
+        "root",
+        "axes of ee_wrench: 'root' or 'tip' (moment about the tip origin)",
+        choices=("root", "tip"),
+    ),
+    *(
+        Param(f"compensate.{term}", "bool", True, f"add the {term} term to the command")
+        for term in COMPENSABLE
+    ),
+    Param(
+        "friction.viscous",
+        "double_array",
+        [-1.0],
+        "viscous coefficient per joint (joints order), N m s/rad; [-1]: URDF damping",
+        bounds=(0.0, 1e6),
+        per_joint="urdf|n",
+    ),
+    Param(
+        "friction.coulomb",
+        "double_array",
+        [-1.0],
+        "Coulomb level per joint (joints order), N m; [-1]: URDF friction",
+        bounds=(0.0, 1e6),
+        per_joint="urdf|n",
+    ),
+    Param(
+        "friction.smoothing_velocity",
+        "double",
+        0.01,
+        "velocity of the tanh sign smoothing, rad/s",
+        bounds=(1e-6, 10.0),
+    ),
+    Param("payload.mass", "double", 0.0, "payload mass on payload.link, kg", bounds=(0.0, 1000.0)),
+    Param(
+        "payload.com",
+        "double_array",
+        [0.0, 0.0, 0.0],
+        "payload centre of mass in the payload.link frame, m",
+        bounds=(-100.0, 100.0),
+        length=3,
+    ),
+    Param(
+        "payload.inertia",
+        "double_array",
+        [0.0] * 6,
+        "payload inertia about its com [ixx ixy ixz iyy iyz izz], kg m^2",
+        bounds=(-1e4, 1e4),
+        length=6,
+    ),
+    Param(
+        "payload.link",
+        "string",
+        "",
+        "link carrying the payload (empty: tip_link; one of them is needed when payload.mass > 0)",
+    ),
+    Param(
+        "effort_limit_scale",
+        "double",
+        1.0,
+        "efforts are clamped to URDF effort limit x scale",
+        bounds=(0.0, 10.0),
+    ),
+)
+
+INVERSE_DYNAMICS = table(
+    (
+        *MODEL_PARAMS,
+        *LAW_PARAMS,
+        Param(
+            "feedback.kp",
+            "double_array",
+            [0.0],
+            "PD stiffness on the tracking error: one value or one per joint, N m/rad",
+            bounds=(0.0, 1e9),
+            per_joint="1|n",
+        ),
+        Param(
+            "feedback.kd",
+            "double_array",
+            [0.0],
+            "PD damping on the tracking error: one value or one per joint, N m s/rad",
+            bounds=(0.0, 1e9),
+            per_joint="1|n",
+        ),
+        Param(
+            "state_source",
+            "string",
+            "measured",
+            "state the model terms are evaluated at: 'measured' or 'desired'",
+            choices=("measured", "desired"),
+        ),
+        Param(
+            "joint_states_timeout",
+            "double",
+            0.1,
+            "joint_states (and each joint's last value) older than this, s, get no command; 0: no age check",
+            bounds=(0.0, 60.0),
+        ),
+        Param("publish_terms", "bool", True, "publish each term on ~/terms/<term> (JointState effort)"),
+        Param("diagnostics_period", "double", 1.0, "period of /diagnostics, s", True, bounds=(0.05, 60.0)),
+    )
+)
+
+# Parameters rclpy itself declares or reads; not reported as unknown.
+ROS_PARAMS = ("use_sim_time", "start_type_description_service", "qos_overrides.")
 
 
-def declare(node: Node) -> None:
-    """Declare every parameter with its description, range and read-only flag."""
-    for name, spec in SPECS.items():
-        ranges = {}
-        if spec.low is not None:
-            ranges["floating_point_range"] = [
-                FloatingPointRange(from_value=spec.low, to_value=spec.high, step=0.0)
-            ]
-        descriptor = ParameterDescriptor(description=spec.description, read_only=spec.read_only, **ranges)
-        node.declare_parameter(name, spec.default, descriptor)
+def _descriptor(param: Param) -> ParameterDescriptor:
+    descriptor = ParameterDescriptor(
+        name=param.name, description=param.doc(), read_only=param.read_only, dynamic_typing=True
+    )
+    if param.type == "double" and param.bounds is not None:
+        low, high = param.bounds
+        descriptor.floating_point_range = [FloatingPointRange(from_value=low, to_value=high, step=0.0)]
+    return descriptor
 
 
-def _vector(value, name: str, sizes: tuple[int, ...]) -> np.ndarray:
-    a = np.asarray(value, dtype=float).reshape(-1)
-    if a.size not in sizes:
-        raise ValueError(f"{name} must have {' or '.join(map(str, sizes))} values, got {a.size}")
-    if not np.all(np.isfinite(a)):
-        raise ValueError(f"{name} must be finite")
-    return a
+def declare(node: Node, schema: dict[str, Param]) -> dict[str, Any]:
+    """Declare every parameter of `schema` and return their validated start-up values.
+
+    Raises ParameterError naming the first invalid value (the caller ends start-up with it), and
+    logs a warning for every override addressed to this node that is not a parameter, with the
+    closest known name.
+    """
+    values = {}
+    for name, param in schema.items():
+        try:
+            value = node.declare_parameter(name, param.default, _descriptor(param)).value
+        except (
+            InvalidParameterTypeException,
+            InvalidParameterValueException,
+            ParameterUninitializedException,
+        ) as exc:
+            raise ParameterError(name, str(exc)) from None
+        values[name] = validate_value(param, value)
+    overrides = getattr(node, "_parameter_overrides", {})
+    for name in sorted(overrides):
+        if name not in schema and not name.startswith(ROS_PARAMS):
+            node.get_logger().warn(f"unknown parameter '{name}' ignored{did_you_mean(name, schema)}")
+    return values
 
 
-def check(values: dict[str, Any], n_joints: int | None) -> None:
-    """Raise ValueError naming the parameter when a value is invalid (n_joints: output joints,
-    None while no model is loaded: per-joint lengths are then checked at model load)."""
-    for name, value in values.items():
-        spec = SPECS.get(name)
-        if spec is None:
-            continue
-        if spec.low is not None and not (math.isfinite(value) and spec.low <= value <= spec.high):
-            raise ValueError(f"{name} must be in [{spec.low}, {spec.high}], got {value}")
-        if name == "gravity":
-            _vector(value, name, (3,))
-        elif name == "ee_wrench":
-            _vector(value, name, (6,))
-        elif name == "payload.com":
-            _vector(value, name, (3,))
-        elif name == "payload.inertia":
-            _vector(value, name, (6,))
-        elif name == "ee_wrench_frame" and value not in WRENCH_FRAMES:
-            raise ValueError(f"ee_wrench_frame must be one of {WRENCH_FRAMES}, got '{value}'")
-        elif name == "state_source" and value not in STATE_SOURCES:
-            raise ValueError(f"state_source must be one of {STATE_SOURCES}, got '{value}'")
-        elif name in ("feedback.kp", "feedback.kd"):
-            a = _vector(value, name, (1, n_joints) if n_joints else (np.size(value),))
-            if np.any(a < 0):
-                raise ValueError(f"{name} must be >= 0")
-        elif name in ("friction.viscous", "friction.coulomb"):
-            a = np.asarray(value, dtype=float).reshape(-1)
-            if a.tolist() == [-1.0]:
-                continue
-            a = _vector(a, name, (n_joints,) if n_joints else (a.size,))
-            if np.any(a < 0):
-                raise ValueError(f"{name} must be >= 0 (negative friction)")
-
-
-def per_joint(value, n: int) -> np.ndarray:
-    """A validated 1-or-n value as an (n,) array."""
-    a = np.asarray(value, dtype=float).reshape(-1)
-    return np.full(n, a[0]) if a.size == 1 else a
-
-
-def snapshot(node: Node) -> dict[str, Any]:
-    """Current values of every declared parameter."""
-    return {name: node.get_parameter(name).value for name in SPECS}
-
-
-def updated(current: dict[str, Any], params: list[Parameter]) -> dict[str, Any]:
-    """`current` with the proposed parameters applied (rclpy has already checked their types)."""
+def proposed(
+    schema: dict[str, Param], current: dict[str, Any], params: list[Parameter], n_joints: int | None
+):
+    """`current` with the proposed parameters applied and validated; ParameterError naming the
+    first invalid one. An unset parameter (type NOT_SET) is invalid."""
     new = dict(current)
-    new.update({p.name: list(p.value) if isinstance(p.value, tuple) else p.value for p in params})
+    for p in params:
+        param = schema.get(p.name)
+        if param is None:
+            continue  # not ours (use_sim_time and the like): rclpy handles it
+        if p.type_ == Parameter.Type.NOT_SET or p.value is None:
+            raise ParameterError(p.name, "cannot be unset")
+        value = p.value if isinstance(p.value, (str, bool, int, float)) else list(p.value)
+        new[p.name] = validate_value(param, value, n_joints)
     return new
+
+
+__all__ = ["INVERSE_DYNAMICS", "LAW_PARAMS", "MODEL_PARAMS", "declare", "proposed"]

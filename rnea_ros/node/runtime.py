@@ -8,19 +8,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..dynamics import link_pose
-from ..feedforward import EffortLaw, Efforts
+from ..errors import ParameterError
+from ..feedforward import COMPENSABLE, EffortLaw, Efforts
 from ..friction import Friction
 from ..model import RobotModel
-from .parameters import COMPENSABLE, per_joint
-
-
-@dataclass(frozen=True)
-class Layout:
-    """Where the model's joints sit in one joint_states name list."""
-
-    index: np.ndarray  # msg index per model joint (-1: absent mimic joint)
-    missing: tuple[str, ...]  # model joints absent from the message (mimic joints excluded)
-    mimic: tuple[tuple[int, int, float, float], ...]  # (joint, leader, multiplier, offset)
+from ..schema import is_per_joint_value
+from .parameters import INVERSE_DYNAMICS
 
 
 @dataclass(frozen=True)
@@ -35,25 +28,6 @@ class Runtime:
     wrench_root: np.ndarray  # ee_wrench in root axes (when given in root axes)
     wrench_tip: np.ndarray | None  # ee_wrench in tip axes, rotated every cycle
 
-    def layout(self, names: list[str]) -> Layout:
-        """Map a joint_states name list onto the model (duplicates raise ValueError)."""
-        position = {}
-        for i, name in enumerate(names):
-            if name in position:
-                raise ValueError(f"joint '{name}' appears twice in joint_states")
-            position[name] = i
-        index = np.array([position.get(j, -1) for j in self.model.joint_names], dtype=np.int64)
-        mimic, missing = [], []
-        for i, name in enumerate(self.model.joint_names):
-            if index[i] >= 0:
-                continue
-            rel = self.model.mimic.get(name)
-            if rel is not None and position.get(rel.leader, -1) >= 0:
-                mimic.append((i, self.model.joint_index(rel.leader), rel.multiplier, rel.offset))
-            else:
-                missing.append(name)
-        return Layout(index, tuple(missing), tuple(mimic))
-
     def wrenches(self, q: np.ndarray) -> dict[str, np.ndarray] | None:
         """The end-effector wrench for rnea (root axes), or None when there is none."""
         if self.wrench_link is None:
@@ -67,8 +41,23 @@ class Runtime:
 def _named_link(model: RobotModel, params: dict, name: str) -> str | None:
     link = params[name] or params["tip_link"] or None
     if link is not None and link not in model.link_frames:
-        raise ValueError(f"{name}: link '{link}' is not part of the model")
+        raise ParameterError(name, f"link '{link}' is not part of the model")
     return link
+
+
+def per_joint_parameters_fit(params: dict, old_joints: list[str], new_joints: list[str]) -> None:
+    """Per-joint values were given for `old_joints`; refuse (ParameterError naming the parameter)
+    a model whose output joints differ, rather than apply a value to another joint."""
+    if old_joints == new_joints:
+        return
+    for name, param in INVERSE_DYNAMICS.items():
+        if name in params and is_per_joint_value(param, params[name]):
+            raise ParameterError(
+                name,
+                f"has one value per joint for [{', '.join(old_joints)}], but the new model's joints are "
+                f"[{', '.join(new_joints)}]: set {name} to a value that does not depend on the joints "
+                "first (or restart with values for the new joints)",
+            )
 
 
 def build_runtime(base: RobotModel, params: dict, wrench_override: tuple[str, np.ndarray] | None) -> Runtime:
@@ -79,7 +68,9 @@ def build_runtime(base: RobotModel, params: dict, wrench_override: tuple[str, np
     joints = [j for j in params["joints"] if j] or list(base.joint_names)
     for j in joints:
         if j not in base.joint_names:
-            raise ValueError(f"joints: '{j}' is not a movable joint of the model")
+            raise ParameterError("joints", f"'{j}' is not a movable joint of the model")
+    if len(set(joints)) != len(joints):
+        raise ParameterError("joints", "lists a joint twice")
     n = base.nv
     output = np.array([base.joint_index(j) for j in joints], dtype=np.int64)
 
@@ -87,17 +78,20 @@ def build_runtime(base: RobotModel, params: dict, wrench_override: tuple[str, np
     link = _named_link(base, params, "payload.link")
     if params["payload.mass"] > 0:
         if link is None:
-            raise ValueError("payload.mass: set payload.link (or tip_link) to say where the payload is")
+            raise ParameterError("payload.mass", "set payload.link (or tip_link) to say where the payload is")
         ixx, ixy, ixz, iyy, iyz, izz = params["payload.inertia"]
         inertia = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
-        model = base.with_payload(link, params["payload.mass"], params["payload.com"], inertia)
+        try:
+            model = base.with_payload(link, params["payload.mass"], params["payload.com"], inertia)
+        except ValueError as exc:
+            raise ParameterError("payload.inertia", str(exc)) from None
 
     def from_joints(name: str, urdf: np.ndarray) -> np.ndarray:
         value = np.asarray(params[name], dtype=float)
         if value.tolist() == [-1.0]:
             return urdf
         if value.size != len(joints):
-            raise ValueError(f"{name} must have {len(joints)} values (one per joint of 'joints')")
+            raise ParameterError(name, f"must have {len(joints)} values (one per joint of 'joints')")
         full = urdf.copy()
         full[output] = value
         return full
@@ -111,9 +105,9 @@ def build_runtime(base: RobotModel, params: dict, wrench_override: tuple[str, np
     for name in ("feedback.kp", "feedback.kd"):
         value = np.asarray(params[name], dtype=float).reshape(-1)
         if value.size not in (1, len(joints)):
-            raise ValueError(f"{name} must have 1 or {len(joints)} values")
+            raise ParameterError(name, f"must have 1 or {len(joints)} values")
         full = np.zeros(n)
-        full[output] = per_joint(value, len(joints))
+        full[output] = value
         gains[name] = full
     law = EffortLaw(
         gravity=tuple(float(g) for g in params["gravity"]),
@@ -133,14 +127,14 @@ def build_runtime(base: RobotModel, params: dict, wrench_override: tuple[str, np
     if np.any(wrench != 0):
         wrench_link = _named_link(base, params, "tip_link")
         if wrench_link is None:
-            raise ValueError("ee_wrench: set tip_link to say where the end-effector wrench acts")
+            raise ParameterError("ee_wrench", "set tip_link to say where the end-effector wrench acts")
         if frame == "root" or frame == base.root_link:
             wrench_root = wrench
         elif frame == "tip" or frame == wrench_link:
             wrench_tip = wrench
         else:
-            raise ValueError(
-                f"ee_wrench frame '{frame}' must be 'root', 'tip', '{base.root_link}' or '{wrench_link}'"
+            raise ParameterError(
+                "ee_wrench_frame", f"'{frame}' must be 'root', 'tip', '{base.root_link}' or '{wrench_link}'"
             )
     efforts = Efforts(model, friction, law)
     return Runtime(model, efforts, output, joints, wrench_link, wrench_root, wrench_tip)

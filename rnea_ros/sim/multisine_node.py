@@ -16,19 +16,14 @@ import numpy as np
 from builtin_interfaces.msg import Duration
 from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.node import Node
-from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Empty, String
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from ..model import RobotModel
-from ..node.main import run_node
+from ..node.common import DESCRIPTION_QOS, JOINT_STATES_QOS, run_node, set_stamp, stamp_ns
 from .multisine import design
 
-DESCRIPTION_QOS = QoSProfile(
-    depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL
-)
-STATE_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.BEST_EFFORT, history=HistoryPolicy.KEEP_LAST)
 PARAMETERS = {
     "robot_description": ("", "URDF text (limits); empty: listen to the robot_description topic"),
     "joints": ([""], "joints of the trajectory (empty: every movable joint)"),
@@ -82,7 +77,9 @@ class MultisineNode(Node):
     def _update_subscription(self) -> None:
         """Listen to joint_states only while a trajectory is due (it comes at 1 kHz)."""
         if self._armed and self.model is not None and self._state_sub is None:
-            self._state_sub = self.create_subscription(JointState, "joint_states", self._on_state, STATE_QOS)
+            self._state_sub = self.create_subscription(
+                JointState, "joint_states", self._on_state, JOINT_STATES_QOS
+            )
 
     def _on_state(self, msg: JointState) -> None:
         if not self._armed:
@@ -124,9 +121,8 @@ class MultisineNode(Node):
         )
         times, q, qd, qdd = motion.points(p["sample_rate"])
         msg = JointTrajectory(joint_names=joints)
-        start = state.header.stamp.sec * 1_000_000_000 + state.header.stamp.nanosec
-        start += round(p["start_delay"] * 1e9)
-        msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(start, 1_000_000_000)
+        start = stamp_ns(state.header.stamp) + round(p["start_delay"] * 1e9)
+        set_stamp(msg.header.stamp, start)
         for t, a, b, c in zip(times, q, qd, qdd, strict=True):
             sec, nanosec = divmod(round(t * 1e9), 1_000_000_000)
             msg.points.append(

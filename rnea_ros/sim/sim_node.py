@@ -26,18 +26,14 @@ import rclpy
 from rclpy.event_handler import PublisherEventCallbacks, SubscriptionEventCallbacks
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
-from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 
-from ..node.main import run_node
+from ..node.common import DESCRIPTION_QOS, run_node, set_stamp, stamp_ns
 from .answers import AnswerMatcher
 from .mujoco_arm import INTEGRATORS, MujocoArm
 
-DESCRIPTION_QOS = QoSProfile(
-    depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL
-)
 # No QoS event handlers: each one is an entity in every wait set, and the loop waits ~2000 times a second.
 LEAN_PUB = {"event_callbacks": PublisherEventCallbacks(use_default_callbacks=False)}
 LEAN_SUB = {"event_callbacks": SubscriptionEventCallbacks(use_default_callbacks=False)}
@@ -144,7 +140,7 @@ class SimNode(Node):
         self.matcher.command(msg.data, now)
 
     def _on_answer(self, msg: JointState) -> None:
-        self.matcher.answer(msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec, msg.effort)
+        self.matcher.answer(stamp_ns(msg.header.stamp), msg.effort)
 
     # --- loop ------------------------------------------------------------------------------
 
@@ -152,13 +148,12 @@ class SimNode(Node):
         """Publish /clock and joint_states for the current simulated time; return the stamp (ns)."""
         arm = self.arm
         stamp = round(arm.time * 1e9)
-        sec, nanosec = divmod(stamp, 1_000_000_000)
         if self.clock_pub is not None:
             clock = Clock()
-            clock.clock.sec, clock.clock.nanosec = sec, nanosec
+            set_stamp(clock.clock, stamp)
             self.clock_pub.publish(clock)
         msg = self.state
-        msg.header.stamp.sec, msg.header.stamp.nanosec = sec, nanosec
+        set_stamp(msg.header.stamp, stamp)
         msg.position, msg.velocity, msg.effort = arm.q.tolist(), arm.qd.tolist(), arm.applied.tolist()
         self.matcher.published(stamp, time.perf_counter())
         self.state_pub.publish(msg)

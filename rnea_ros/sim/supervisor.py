@@ -23,6 +23,7 @@ from std_msgs.msg import Empty, Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory
 
 from ..demo import MODEL_TERMS, NODE, RECORDED_TERMS, SETTLE, TAIL, Config, Processes
+from ..node.common import stamp_ns
 from ..trajectory import TrajectorySampler
 from .report import Recording
 
@@ -33,9 +34,6 @@ TERMS_QOS = QoSProfile(depth=1000, reliability=ReliabilityPolicy.BEST_EFFORT)
 LEAN = {"event_callbacks": SubscriptionEventCallbacks(use_default_callbacks=False)}  # smaller wait sets
 STALL = 20.0  # s of wall time without simulated time advancing: the loop is dead
 
-
-def _ns(stamp) -> int:
-    return stamp.sec * 1_000_000_000 + stamp.nanosec
 
 
 class Supervisor:
@@ -77,14 +75,14 @@ class Supervisor:
         if self.index is None:
             names = list(msg.name)
             self.index = [names.index(j) for j in self.config.joints]
-        t = _ns(msg.header.stamp)
+        t = stamp_ns(msg.header.stamp)
         self.states.append((t, msg.position))
         if t * 1e-9 > self.now:
             self.now = t * 1e-9
             self._advanced = time.monotonic()
 
     def _on_term(self, term: str, msg: JointState) -> None:
-        self.terms[term].append((_ns(msg.header.stamp), msg.effort))
+        self.terms[term].append((stamp_ns(msg.header.stamp), msg.effort))
 
     def _on_latency(self, msg: Float64MultiArray) -> None:
         self.latencies.extend(msg.data)
@@ -132,7 +130,7 @@ class Supervisor:
         self._spin_until(lambda: len(self.trajectories) > count or time.monotonic() > end, "a trajectory")
         if len(self.trajectories) == count:
             raise TimeoutError("multisine_trajectory sent no trajectory")
-        return _ns(self.trajectories[-1].header.stamp) * 1e-9
+        return stamp_ns(self.trajectories[-1].header.stamp) * 1e-9
 
     # --- the run ---------------------------------------------------------------------------
 
@@ -170,9 +168,9 @@ class Supervisor:
         q = np.array([np.asarray(p)[self.index] for _, p in states])
         q_des = np.full_like(q, np.nan)
         for k, msg in enumerate(self.trajectories):
-            start = _ns(msg.header.stamp) * 1e-9
+            start = stamp_ns(msg.header.stamp) * 1e-9
             later = self.trajectories[k + 1 :]
-            stop = _ns(later[0].header.stamp) * 1e-9 if later else np.inf
+            stop = stamp_ns(later[0].header.stamp) * 1e-9 if later else np.inf
             order = [list(msg.joint_names).index(j) for j in self.config.joints]
             points = msg.points
             sampler = TrajectorySampler(

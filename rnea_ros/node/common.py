@@ -1,0 +1,68 @@
+"""What every executable of the package shares on the ROS side: QoS profiles, stamp conversions
+and `run_node` (start, spin, Ctrl-C/SIGTERM, invalid parameters)."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+
+import rclpy
+from builtin_interfaces.msg import Time as TimeMsg
+from rclpy.executors import ExternalShutdownException
+from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+
+# Best effort, keep last 1: matches reliable and best-effort publishers, and a late cycle always
+# works on the newest state instead of a queue.
+JOINT_STATES_QOS = QoSProfile(
+    depth=1, reliability=ReliabilityPolicy.BEST_EFFORT, history=HistoryPolicy.KEEP_LAST
+)
+# robot_description as robot_state_publisher offers it: reliable, latched.
+DESCRIPTION_QOS = QoSProfile(
+    depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL
+)
+NS = 1_000_000_000
+
+
+def stamp_ns(stamp: TimeMsg) -> int:
+    """A builtin_interfaces/Time as integer nanoseconds (0 for an unset stamp)."""
+    return stamp.sec * NS + stamp.nanosec
+
+
+def set_stamp(stamp: TimeMsg, ns: int) -> None:
+    """Write integer nanoseconds into a builtin_interfaces/Time."""
+    stamp.sec, stamp.nanosec = divmod(int(ns), NS)
+
+
+def run_node(
+    args: list[str] | None,
+    make_node: Callable[[], Node],
+    name: str,
+    spin: Callable[[Node], None] = rclpy.spin,
+) -> int:
+    """Build a node and spin it until Ctrl-C or shutdown: 0, or 2 when the command line or the
+    parameters are invalid (one line naming the culprit, no traceback)."""
+    log = rclpy.logging.get_logger(name)
+    try:
+        rclpy.init(args=args)
+    except Exception as exc:  # noqa: BLE001 - e.g. a params file rcl cannot parse
+        hint = ""
+        if "same type" in str(exc):
+            hint = " (write every number of a list the same way, e.g. [0.0, 0.0, -9.81], not [0, 0, -9.81])"
+        print(f"[FATAL] [{name}]: cannot start: {str(exc).splitlines()[0]}{hint}", file=sys.stderr)
+        return 2
+    node = None
+    try:
+        try:
+            node = make_node()
+        except ValueError as exc:  # an invalid parameter file: fail at launch, naming it
+            log.fatal(f"cannot start, invalid parameter {exc}")
+            return 2
+        spin(node)
+    except (KeyboardInterrupt, ExternalShutdownException):  # Ctrl-C also during start-up
+        pass
+    finally:
+        if node is not None:
+            node.destroy_node()
+        rclpy.try_shutdown()
+    return 0
