@@ -176,6 +176,16 @@ class Driver:
         assert self.diagnostics, "no /diagnostics"
         return self.status(self.diagnostics[-1])
 
+    def diagnostics_while_publishing(self, make_msg, timeout: float = 3.0) -> dict[str, str]:
+        """The next /diagnostics status while make_msg() is published at about 50 Hz."""
+        self.diagnostics.clear()
+        end = time.monotonic() + timeout
+        while not self.diagnostics and time.monotonic() < end:
+            self.joint_states.publish(make_msg())
+            self.spin(0.02)
+        assert self.diagnostics, "no /diagnostics"
+        return self.status(self.diagnostics[-1])
+
     @staticmethod
     def status(msg: DiagnosticArray) -> dict[str, str]:
         """The node's status in a DiagnosticArray as {"level": int, "message": ..., key: value}."""

@@ -12,9 +12,14 @@ from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 
-# Best effort, keep last 1: matches reliable and best-effort publishers, and a late cycle always
-# works on the newest state instead of a queue.
+# Best effort (matches reliable and best-effort publishers), keep last 10: a gripper driver's
+# message is not overwritten by the arm's next one; the node drains the queue each cycle, so the
+# newest state still wins.
 JOINT_STATES_QOS = QoSProfile(
+    depth=10, reliability=ReliabilityPolicy.BEST_EFFORT, history=HistoryPolicy.KEEP_LAST
+)
+# The newest state only (a trajectory source that needs no other).
+LATEST_STATE_QOS = QoSProfile(
     depth=1, reliability=ReliabilityPolicy.BEST_EFFORT, history=HistoryPolicy.KEEP_LAST
 )
 # robot_description as robot_state_publisher offers it: reliable, latched.

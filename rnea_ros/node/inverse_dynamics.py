@@ -86,7 +86,7 @@ class InverseDynamicsNode(Node):
         self._term_pubs = {t: self.create_publisher(JointState, f"~/terms/{t}", 10) for t in TERMS}
         self._diag_pub = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
         guard = self._guard
-        self.create_subscription(
+        self._joint_states_sub = self.create_subscription(
             JointState, "joint_states", guard("joint_states", self._on_joint_states), JOINT_STATES_QOS
         )
         self.create_subscription(
@@ -277,18 +277,31 @@ class InverseDynamicsNode(Node):
         return Desired(sampler, joints, stamp or self.get_clock().now().nanoseconds)
 
     def _on_joint_states(self, msg: JointState) -> None:
+        """Merge this message and every one queued behind it (any publisher's), then command once
+        for the newest that carries a commanded joint: nothing is lost, the newest state wins."""
         t0 = time.perf_counter()
-        stats = self.stats
         now_ns = self.get_clock().now().nanoseconds
-        stats.last_receive_ns = now_ns
+        self.stats.last_receive_ns = now_ns
         loaded = self._loaded
-        if loaded is None:
-            stats.reject("no_model", "no model loaded")
-            return
+        trigger = None
+        while msg is not None:
+            if loaded is None:
+                self.stats.reject("no_model", "no model loaded")
+            elif self._merge(loaded, msg, now_ns):
+                trigger = msg
+            taken = self._joint_states_sub.handle.take_message(JointState, False)
+            msg = None if taken is None else taken[0]
+        if trigger is not None:
+            self._command_cycle(loaded, trigger, now_ns, t0)
+
+    def _merge(self, loaded: Loaded, msg: JointState, now_ns: int) -> bool:
+        """Check a joint_states message and store its joints in the cache; whether it should
+        trigger a command (it carries a commanded joint)."""
+        stats = self.stats
         n_msg = len(msg.name)
         if len(msg.position) != n_msg or len(msg.velocity) not in (0, n_msg):
             self._drop("bad_length", "joint_states position/velocity lengths differ from name: no command")
-            return
+            return False
         key = tuple(msg.name)
         lay = loaded.layouts.get(key)
         if lay is None:
@@ -296,7 +309,7 @@ class InverseDynamicsNode(Node):
                 lay = layout(loaded.runtime.model, loaded.runtime.output, msg.name)
             except ValueError as exc:
                 self._drop("bad_names", f"{exc}: no command")
-                return
+                return False
             if len(loaded.layouts) > 32:
                 loaded.layouts.clear()
             loaded.layouts[key] = lay
@@ -304,32 +317,31 @@ class InverseDynamicsNode(Node):
         stats.last_stamp_ns = max(stats.last_stamp_ns, stamp)
         timeout = self._params["joint_states_timeout"]
         if timeout > 0 and not self._fresh(stamp, now_ns, timeout):
-            return
+            return False
         position = np.asarray(msg.position, dtype=float)
         velocity = np.asarray(msg.velocity, dtype=float) if len(msg.velocity) else None
         for values, what in ((position, "position"), (velocity, "velocity")):
             if values is not None and not np.isfinite(values[lay.msg_index]).all():
                 bad = lay.msg_index[~np.isfinite(values[lay.msg_index])]
-                self._drop(
-                    "not_finite",
-                    f"joint_states {what} of '{msg.name[int(bad[0])]}' is NaN or Inf: no command",
-                )
-                return
+                joint = msg.name[int(bad[0])]
+                self._drop("not_finite", f"joint_states {what} of '{joint}' is NaN or Inf: no command")
+                return False
         loaded.cache.update(lay, position, velocity, stamp)
         if not lay.commanded:
             stats.ignored += 1  # another publisher's joints: kept for the next cycle
-            return
+        return lay.commanded
+
+    def _command_cycle(self, loaded: Loaded, msg: JointState, now_ns: int, t0: float) -> None:
+        """Compute and publish the command for the cached state (`msg` triggered it)."""
+        timeout = self._params["joint_states_timeout"]
         state = loaded.cache.state(now_ns - int(timeout * 1e9) if timeout > 0 else None)
         if isinstance(state, list):
             self._drop("missing_joints", self._missing_text(loaded, state, timeout))
             return
         q, qd = state
         runtime = loaded.runtime
-        desired = (
-            (q, qd, np.zeros(len(q)))
-            if loaded.trajectory is None
-            else loaded.trajectory.sample(now_ns, q, qd)
-        )
+        trajectory = loaded.trajectory
+        desired = (q, qd, np.zeros(len(q))) if trajectory is None else trajectory.sample(now_ns, q, qd)
         try:  # non-finite desired state or result: ValueError naming it, no command
             efforts = compute_efforts(runtime.efforts, q, qd, desired, runtime.wrenches(q))
         except ValueError as exc:
@@ -342,7 +354,7 @@ class InverseDynamicsNode(Node):
         for row, publisher in self._listened:
             publisher.publish(JointState(header=msg.header, name=names, effort=table[row].tolist()))
         clamped = [names[k] for k in np.flatnonzero(table[OUT_CLAMPED])]
-        stats.published(now_ns, time.perf_counter() - t0, clamped)
+        self.stats.published(now_ns, time.perf_counter() - t0, clamped)
 
     def _fresh(self, stamp: int, now_ns: int, timeout: float) -> bool:
         """Whether a joint_states stamp is within the timeout of the node clock (else dropped)."""

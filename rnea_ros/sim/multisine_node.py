@@ -21,7 +21,7 @@ from std_msgs.msg import Empty, String
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from ..model import RobotModel
-from ..node.common import DESCRIPTION_QOS, JOINT_STATES_QOS, run_node, set_stamp, stamp_ns
+from ..node.common import DESCRIPTION_QOS, LATEST_STATE_QOS, run_node, set_stamp, stamp_ns
 from .multisine import design
 
 PARAMETERS = {
@@ -78,7 +78,7 @@ class MultisineNode(Node):
         """Listen to joint_states only while a trajectory is due (it comes at 1 kHz)."""
         if self._armed and self.model is not None and self._state_sub is None:
             self._state_sub = self.create_subscription(
-                JointState, "joint_states", self._on_state, JOINT_STATES_QOS
+                JointState, "joint_states", self._on_state, LATEST_STATE_QOS
             )
 
     def _on_state(self, msg: JointState) -> None:
