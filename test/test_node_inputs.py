@@ -39,7 +39,7 @@ def two_publishers(tmp_path_factory):
 def test_arm_and_gripper_publishers_are_merged_per_joint(two_publishers: Driver) -> None:
     d = two_publishers
     q_arm, qd_arm = np.linspace(-0.8, 0.8, 7), np.linspace(0.3, -0.3, 7)
-    d.spin(1.0)  # the node is up (no answer expected yet: the fingers were never published)
+    assert d.latest_diagnostics(timeout=30)["model_loaded"] == "True"  # the node is up
     assert d.no_command_for(d.state(ARM, q_arm, qd_arm), wait=1.0)
     diag = d.latest_diagnostics()
     assert "panda_finger_joint1" in diag["last_drop"] and diag["level"] == WARN
