@@ -3,6 +3,14 @@
 The core (this package minus `rnea_ros.node` and `rnea_ros.sim`) has no ROS imports.
 """
 
+from .constrained import (
+    ConstrainedEfforts,
+    constrained_forward_dynamics,
+    constrained_inverse_dynamics,
+    constraint_multipliers,
+    constraint_projection,
+    link_constraint,
+)
 from .dynamics import (
     GRAVITY,
     Data,
@@ -17,19 +25,49 @@ from .dynamics import (
 from .errors import URDFError
 from .friction import Friction, friction_torques
 from .model import RobotModel
+from .task_space import (
+    Ellipsoid,
+    IllConditionedError,
+    TaskSpaceInertia,
+    acceleration_ellipsoid,
+    apparent_mass,
+    force_ellipsoid,
+    jacobian_dot_qd,
+    task_space_bias,
+    task_space_inertia,
+    task_space_inertia_inverse,
+    tip_apparent_mass,
+)
 
 __all__ = [
     "GRAVITY",
+    "ConstrainedEfforts",
     "Data",
+    "Ellipsoid",
     "Friction",
+    "IllConditionedError",
     "RobotModel",
+    "TaskSpaceInertia",
     "URDFError",
+    "acceleration_ellipsoid",
+    "apparent_mass",
+    "constrained_forward_dynamics",
+    "constrained_inverse_dynamics",
+    "constraint_multipliers",
+    "constraint_projection",
+    "force_ellipsoid",
     "forward_dynamics",
     "friction_torques",
     "gravity_torques",
     "jacobian",
+    "jacobian_dot_qd",
+    "link_constraint",
     "link_pose",
     "mass_matrix",
     "nonlinear_effects",
     "rnea",
+    "task_space_bias",
+    "task_space_inertia",
+    "task_space_inertia_inverse",
+    "tip_apparent_mass",
 ]
