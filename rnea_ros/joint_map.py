@@ -103,4 +103,3 @@ class JointMap:
     def restrict_limits(self, limits: npt.ArrayLike) -> np.ndarray:
         """Per-joint model-order limits (n,) (or a scalar) as the trajectory's (m,)."""
         return np.broadcast_to(np.asarray(limits, dtype=float), (self.nv,))[self.index].copy()
-

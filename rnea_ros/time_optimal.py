@@ -203,6 +203,5 @@ def time_optimal_parameterisation(
         tighten_tau /= np.where(over_tau > 1.0, over_tau**2 * (1 + 1e-4), 1.0)
         tighten_v /= np.where(over_v > 1.0, over_v**2 * (1 + 1e-4), 1.0)
     raise ValueError(
-        f"TOPP-RA: limits still exceeded between grid points after {_ATTEMPTS} attempts; "
-        "try more gridpoints"
+        f"TOPP-RA: limits still exceeded between grid points after {_ATTEMPTS} attempts; try more gridpoints"
     )

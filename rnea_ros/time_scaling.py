@@ -285,6 +285,7 @@ def minimal_time_scale(
         k = max(k, k_new)
         if converged:
             break
+
     # verify on what will be sent: the scaled points, resampled, exact efforts
     def worst(k: float) -> tuple[float, tuple[float, int, str]]:
         return _worst(model, points, k, period, law, tau_lim, v_lim, checked)
@@ -315,9 +316,8 @@ def _result(model: RobotModel, k: float, duration: float, ratio: float, where) -
     t_s, j, kind = where
     name = model.joint_names[j]
     if ratio > 1.0:
-        reason = (
-            f"{kind} limit of {name} exceeded at t = {t_s:.3f} s ({ratio:.1%})"
-            + ("" if k == 1.0 else f" when slowed down {k:.4f}x")
+        reason = f"{kind} limit of {name} exceeded at t = {t_s:.3f} s ({ratio:.1%})" + (
+            "" if k == 1.0 else f" when slowed down {k:.4f}x"
         )
     elif k == 1.0:
         reason = f"within limits; closest: {kind} of {name} at {ratio:.1%} at t = {t_s:.3f} s"
