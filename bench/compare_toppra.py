@@ -1,7 +1,7 @@
 """Uniform time scaling (`minimal_time_scale`) against TOPP-RA's time-optimal re-timing
 (`time_optimal_parameterisation`: toppra's JointTorqueConstraint fed by batch `rnea`, plus joint
 velocity limits) on the same paths, both checked on what JTC would receive: the trajectory
-resampled every 10 ms, efforts from `trajectory_efforts`.
+resampled every 5 ms (the default period), efforts from `trajectory_efforts`.
 
 Trajectories: Panda arm (fingers held) multi-sines (the demo's, and a fast one), point-to-point
 quintic moves too fast for the effort limits (Panda, UR5). Effort law: gravity + Coriolis +
@@ -30,9 +30,14 @@ from rnea_ros.robots import example_urdf_path
 from rnea_ros.sim.multisine import design
 from rnea_ros.time_optimal import time_optimal_parameterisation
 from rnea_ros.time_scaling import minimal_time_scale, scale_trajectory
-from rnea_ros.trajectory_efforts import interpolation_error, resample, trajectory_efforts
+from rnea_ros.trajectory_efforts import (
+    DEFAULT_RESAMPLE_PERIOD,
+    interpolation_error,
+    resample,
+    trajectory_efforts,
+)
 
-PERIOD = 0.01
+PERIOD = DEFAULT_RESAMPLE_PERIOD  # 5 ms
 LAW = {"compensate": {"gravity", "coriolis", "inertia"}}
 UR5_HOME = {
     "shoulder_pan_joint": 0.0,
@@ -60,7 +65,7 @@ def multisine(m: RobotModel, fast: bool, seed: int) -> tuple:
         )  # fmt: skip
     else:
         motion = design(home, lo, hi, vlim, 3.0, seed=seed)  # the demo's multisine_node defaults
-    t, q, qd, qdd = motion.points(1 / PERIOD)
+    t, q, qd, qdd = motion.points(100.0)  # the demo sends 100 points/s
     return (t, *jm.expand_trajectory(q, qd, qdd, PANDA_HOME))
 
 
