@@ -53,12 +53,12 @@ _TIGHT = 0.999  # a binding ratio this close to 1 is tight enough
 
 @dataclass(frozen=True)
 class TimeScale:
-    """Result of `minimal_time_scale`. Times are in the scaled trajectory."""
+    """Result of `minimal_time_scale` / `check_limits`."""
 
     k: float  # time stretch factor ≥ 1; inf when rejected
     feasible: bool
     joint: str  # binding joint
-    time: float  # s, when the binding joint is at its limit (scaled time)
+    time: float  # s, when the binding joint is at its limit (scaled time; original when rejected)
     ratio: float  # |τ| / effort limit (or |q̇| / velocity limit) there after scaling
     limit: str  # "effort" or "velocity": which limit binds
     duration: float  # s, scaled duration (inf when rejected)
@@ -183,7 +183,10 @@ class _Decomposition:
 def _per_joint(value, default: np.ndarray, name: str) -> np.ndarray:
     if value is None:
         return np.asarray(default, dtype=float).copy()
-    a = np.broadcast_to(np.asarray(value, dtype=float), default.shape).copy()
+    try:
+        a = np.broadcast_to(np.asarray(value, dtype=float), default.shape).copy()
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be one value or {default.size} (one per joint)") from None
     if np.any(np.isnan(a)) or np.any(a < 0):
         raise ValueError(f"{name} must be >= 0 (inf = none) per joint")
     return a
@@ -274,7 +277,7 @@ def minimal_time_scale(
         t_orig = uniform_times(k * duration, period) / k
         s, (sample, joint, kind) = _closed_form(decompose(t_orig), tau_lim, v_lim, checked)
         if s <= 0:
-            return _rejected(model, decompose(t_orig), t_orig, tau_lim, checked)
+            return _rejected(model, decompose(t_orig), t_orig, tau_lim, checked, terms, wrenches)
         k_new = 1.0 if sample < 0 else (1.0 / s) * (1 + _MARGIN)
         if k_new > max_k:
             name = model.joint_names[joint]
@@ -377,7 +380,7 @@ def _worst(model, points, k, period, law, tau_lim, v_lim, checked) -> tuple[floa
     return float(vel[iv]), (float(t[iv[0]]), int(checked[iv[1]]), "velocity")
 
 
-def _rejected(model, d: _Decomposition, t, tau_lim, checked) -> TimeScale:
+def _rejected(model, d: _Decomposition, t, tau_lim, checked, terms, wrenches) -> TimeScale:
     """Result for a trajectory whose static efforts (k → ∞) exceed a limit somewhere."""
     static = np.maximum(np.abs(d.c + np.maximum(d.f, 0)), np.abs(d.c + np.minimum(d.f, 0)))[:, checked]
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -385,10 +388,18 @@ def _rejected(model, d: _Decomposition, t, tau_lim, checked) -> TimeScale:
     i, col = np.unravel_index(np.argmax(ratio), ratio.shape)
     j = int(checked[col])
     name = model.joint_names[j]
-    coulomb = bool(np.any(d.f[:, checked] != 0))
-    what = "gravity + Coulomb friction + wrench" if coulomb else "gravity + wrench"
+    parts = [
+        name
+        for name, on in (
+            ("gravity", "gravity" in terms),
+            ("Coulomb friction", bool(np.any(d.f[:, checked] != 0))),
+            ("wrench", "wrench" in terms and bool(wrenches)),
+        )
+        if on
+    ]
+    what = " + ".join(parts) or "nothing"
     reason = (
-        f"rejected: {what} alone need {static[i, col]:.3f} at {name} at t = {t[i]:.3f} s, "
+        f"rejected: {what} alone give {static[i, col]:.3f} at {name} at t = {t[i]:.3f} s, "
         f"{ratio[i, col]:.1%} of its effort limit {tau_lim[j]:g}; no slow-down helps"
     )
     return TimeScale(np.inf, False, name, float(t[i]), float(ratio[i, col]), "effort", np.inf, reason)
