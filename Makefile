@@ -26,6 +26,8 @@ bench: $(STAMP)
 	$(PY) bench/bench_kernels.py
 	$(PY) bench/bench_latency.py
 	$(PY) bench/soak.py
+	$(PY) bench/interpolation_error.py
+	$(PY) bench/compare_toppra.py
 
 clean:
 	rm -rf $(VENV) build install log *.egg-info

@@ -98,13 +98,17 @@ class TrajectorySampler:
         """Time of the last point, s."""
         return float(self.times[-1])
 
-    def sample(self, t) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(q, q̇, q̈) at time(s) t: shape (n,) for a scalar t, (N, n) for an array."""
+    def sample(self, t, *, inclusive: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(q, q̇, q̈) at time(s) t: shape (n,) for a scalar t, (N, n) for an array. At exactly
+        the last point's time the hold starts (q̇ = q̈ = 0), unless `inclusive`: then the last
+        segment is evaluated at its end (the last point as the spline reaches it)."""
         ts = np.atleast_1d(np.asarray(t, dtype=float))
         q = np.empty((ts.size, self.nv))
         qd = np.zeros_like(q)
         qdd = np.zeros_like(q)
         seg = np.searchsorted(self.times, ts, side="right") - 1
+        if inclusive and len(self.times) > 1:
+            seg[ts == self.times[-1]] = len(self.times) - 2
         before = ts < self.times[0]
         after = seg >= len(self.times) - 1
         inside = ~(before | after)

@@ -78,3 +78,25 @@ def test_hold_after_the_last_point_and_before_the_first() -> None:
 def test_bad_trajectories_are_rejected(args, message) -> None:
     with pytest.raises(ValueError, match=message):
         TrajectorySampler(*args)
+
+
+@pytest.mark.parametrize("order", [1, 2, 3])
+def test_inclusive_sampling_reaches_the_last_point_with_its_derivatives(order) -> None:
+    """Linear / cubic / quintic: with inclusive=True the last point's time gives the end of the
+    last segment (the spline's left limit there), otherwise the hold at rest."""
+    times = np.array([0.0, 0.4, 1.0])
+    pos = np.array([[0.0, 1.0], [0.5, -1.0], [1.0, 0.0]])
+    vel = np.array([[0.0, 0.0], [1.0, 0.2], [0.7, -0.3]])
+    acc = np.array([[0.0, 0.0], [0.5, 0.1], [-2.0, 1.5]])
+    traj = TrajectorySampler(times, *[pos, vel, acc][:order])
+    left = traj.sample(np.array([1.0 - 1e-9]))
+    end = traj.sample(np.array([1.0]), inclusive=True)
+    for got, near in zip(end, left, strict=True):
+        assert np.allclose(got, near, atol=1e-5)
+    assert np.allclose(end[0][0], pos[-1], atol=1e-12)
+    if order >= 2:
+        assert np.allclose(end[1][0], vel[-1], atol=1e-12)
+    if order == 3:
+        assert np.allclose(end[2][0], acc[-1], atol=1e-9)
+    q, qd, qdd = traj.sample(1.0)
+    assert np.array_equal(q, pos[-1]) and not qd.any() and not qdd.any()
