@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import sys
 
-from .common import run_node
+from .common import run_node, spin_events
 
 
 def main(args: list[str] | None = None) -> int:
     """Run the inverse_dynamics node."""
     from .inverse_dynamics import InverseDynamicsNode
 
-    return run_node(args, InverseDynamicsNode, "inverse_dynamics")
+    return run_node(args, InverseDynamicsNode, "inverse_dynamics", spin_events)
 
 
 if __name__ == "__main__":
