@@ -49,7 +49,14 @@ def expected(q, qd, qdd=None, gravity=(0, 0, -9.81), wrenches=None):
 @pytest.fixture(scope="module")
 def node(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("node")
-    proc = start_node(tmp, {"robot_description": URDF, "tip_link": "panda_hand", "joint_states_timeout": 0.5})
+    params = {
+        "robot_description": URDF,
+        "tip_link": "panda_hand",
+        "joint_states_timeout": 0.5,
+        "tip_apparent_mass.rate": 20.0,
+        "tip_apparent_mass.direction": [0.0, 1.0, 0.0],
+    }
+    proc = start_node(tmp, params)
     driver = Driver("test_node_driver", dict(zip(NAMES, MODEL.effort_limit, strict=True)))
     q, qd = random_state()
     try:
@@ -271,3 +278,27 @@ def test_diagnostics_report_model_input_age_and_cycle_time(node: Driver) -> None
     assert 0.0 <= float(diag["input_age_s"]) < 0.5
     assert 0.0 < float(diag["cycle_time_median_us"]) <= float(diag["cycle_time_max_us"])
     assert int(diag["commands_published"]) > 0
+
+
+def test_tip_apparent_mass_along_the_tip_velocity_or_the_rest_direction(node: Driver) -> None:
+    from std_msgs.msg import Float64
+
+    got: list[float] = []
+    sub = node.node.create_subscription(
+        Float64, "/inverse_dynamics/tip_apparent_mass", lambda m: got.append(m.data), 10
+    )
+    try:
+        q, qd = random_state()
+        for velocity, direction in ((np.zeros(MODEL.nv), np.array([0.0, 1.0, 0.0])), (qd, None)):
+            j_v = jacobian(MODEL, q, "panda_hand")[:3]
+            u = direction if direction is not None else j_v @ velocity / np.linalg.norm(j_v @ velocity)
+            b = j_v.T @ u
+            want = 1.0 / (b @ np.linalg.solve(mass_matrix(MODEL, q), b))  # seed 004: 1 / (u^T Λ^-1 u)
+            got.clear()
+            end = time.monotonic() + 5.0
+            while len(got) < 3 and time.monotonic() < end:  # the state stays fresh while it flows
+                node.joint_states.publish(node.state(NAMES, q, velocity))
+                node.spin(0.02)
+            assert len(got) >= 3 and got[-1] == pytest.approx(want, rel=1e-9)
+    finally:
+        node.node.destroy_subscription(sub)

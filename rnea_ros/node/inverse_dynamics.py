@@ -21,12 +21,14 @@ from rcl_interfaces.msg import SetParametersResult
 from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
-from std_msgs.msg import Float64MultiArray, String
+from std_msgs.msg import Float64, Float64MultiArray, String
 from trajectory_msgs.msg import JointTrajectory
 
+from ..errors import ParameterError
 from ..feedforward import TERMS, compute_efforts
 from ..kernels import OUT_CLAMPED, OUT_TOTAL
 from ..model import RobotModel
+from ..task_space import tip_apparent_mass
 from ..trajectory import TrajectorySampler
 from . import parameters
 from .common import DESCRIPTION_QOS, JOINT_STATES_QOS, stamp_ns
@@ -73,7 +75,7 @@ class InverseDynamicsNode(Node):
 
     def __init__(self, **kwargs) -> None:
         super().__init__("inverse_dynamics", **kwargs)
-        self._params = parameters.declare(self, parameters.INVERSE_DYNAMICS)
+        self._params = _checked(parameters.declare(self, parameters.INVERSE_DYNAMICS))
         self._loaded: Loaded | None = None
         self._pending: tuple[dict, Runtime | None] | None = None
         self._wrench_override: tuple[str, np.ndarray] | None = None
@@ -102,6 +104,11 @@ class InverseDynamicsNode(Node):
         # waits for ~/joint_efforts before its clock moves would otherwise never be found.
         steady = Clock(clock_type=ClockType.STEADY_TIME)
         self.create_timer(LISTENER_PERIOD, guard("listeners", self._find_listeners), clock=steady)
+
+        rate = self._params["tip_apparent_mass.rate"]
+        if rate > 0:  # off the command path, well below its rate
+            self._apparent_mass_pub = self.create_publisher(Float64, "~/tip_apparent_mass", 10)
+            self.create_timer(1.0 / rate, guard("tip_apparent_mass", self._publish_apparent_mass))
 
         if self._params["robot_description"]:
             self._load_description(self._params["robot_description"], "parameter robot_description")
@@ -190,7 +197,7 @@ class InverseDynamicsNode(Node):
         try:
             loaded = self._loaded
             n = None if loaded is None else len(loaded.runtime.output_names)
-            new = parameters.proposed(parameters.INVERSE_DYNAMICS, self._params, params, n)
+            new = _checked(parameters.proposed(parameters.INVERSE_DYNAMICS, self._params, params, n))
             override = None if any(p.name == "ee_wrench" for p in params) else self._wrench_override
             runtime = None if loaded is None else build_runtime(loaded.base, new, override)
         except ValueError as exc:
@@ -383,6 +390,28 @@ class InverseDynamicsNode(Node):
             )
         return text
 
+    def _publish_apparent_mass(self) -> None:
+        """Apparent mass of tip_link (kg) along its velocity, or the rest direction when still."""
+        loaded = self._loaded
+        if loaded is None:
+            return
+        timeout = self._params["joint_states_timeout"]
+        now_ns = self.get_clock().now().nanoseconds
+        state = loaded.cache.state(now_ns - int(timeout * 1e9) if timeout > 0 else None)
+        if isinstance(state, list):
+            return  # no current state: nothing to say
+        q, qd = state
+        p = self._params
+        mass = tip_apparent_mass(
+            loaded.runtime.model,
+            q,
+            qd,
+            p["tip_link"],
+            p["tip_apparent_mass.direction"],
+            p["tip_apparent_mass.rest_speed"],
+        )
+        self._apparent_mass_pub.publish(Float64(data=mass))
+
     def _find_listeners(self) -> None:
         """Refresh which of ~/joint_efforts and ~/terms/* have subscribers (publish only to those)."""
         pubs = [(OUT_TOTAL, self._joint_efforts_pub)]
@@ -409,6 +438,17 @@ class InverseDynamicsNode(Node):
         ]
         self._diag_pub.publish(msg)
         self.stats.new_period()
+
+
+def _checked(params: dict) -> dict:
+    """Rules between parameters that the schema cannot state; ParameterError naming one."""
+    if params["tip_apparent_mass.rate"] > 0 and not params["tip_link"]:
+        raise ParameterError(
+            "tip_apparent_mass.rate", "needs tip_link (the link whose apparent mass is published)"
+        )
+    if not any(params["tip_apparent_mass.direction"]):
+        raise ParameterError("tip_apparent_mass.direction", "must not be zero")
+    return params
 
 
 __all__ = ["InverseDynamicsNode"]

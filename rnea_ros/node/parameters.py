@@ -168,6 +168,29 @@ INVERSE_DYNAMICS = table(
         ),
         Param("publish_terms", "bool", True, "publish each term on ~/terms/<term> (JointState effort)"),
         Param("diagnostics_period", "double", 1.0, "period of /diagnostics, s", True, bounds=(0.05, 60.0)),
+        Param(
+            "tip_apparent_mass.rate",
+            "double",
+            0.0,
+            "rate of ~/tip_apparent_mass, Hz (needs tip_link); 0: off",
+            True,
+            bounds=(0.0, 100.0),
+        ),
+        Param(
+            "tip_apparent_mass.direction",
+            "double_array",
+            [0.0, 0.0, 1.0],
+            "direction of the apparent mass while the tip is at rest, root frame (not zero)",
+            bounds=(-1e3, 1e3),
+            length=3,
+        ),
+        Param(
+            "tip_apparent_mass.rest_speed",
+            "double",
+            0.01,
+            "tip speed below which the tip counts as at rest, m/s",
+            bounds=(0.0, 10.0),
+        ),
     )
 )
 
