@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint bench clean
+.PHONY: demo test lint bench soak-sequences clean
 
 $(STAMP): requirements.txt requirements-dev.txt setup.py
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -26,6 +26,12 @@ bench: $(STAMP)
 	$(PY) bench/bench_kernels.py
 	$(PY) bench/bench_latency.py
 	$(PY) bench/soak.py
+	$(MAKE) soak-sequences
+
+# The long stateful fuzz of the running node (make test runs 30 sequences of 20 steps).
+soak-sequences: $(STAMP)
+	RNEA_FUZZ_SEQUENCES=300 RNEA_FUZZ_STEPS=30 RNEA_FUZZ_RANDOM=1 $(PY) -m pytest -q -s -p no:cacheprovider \
+		test/test_fuzz_node_sequences.py
 	$(PY) bench/interpolation_error.py
 	$(PY) bench/compare_toppra.py
 

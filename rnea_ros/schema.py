@@ -168,3 +168,21 @@ def table(params: Iterable[Param]) -> dict[str, Param]:
         assert param.name not in out, param.name
         out[param.name] = param
     return out
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, str):
+        return f'`"{value}"`'
+    if isinstance(value, bool):
+        return f"`{str(value).lower()}`"
+    return f"`{value}`"
+
+
+def markdown_table(schema: Mapping[str, Param]) -> str:
+    """The README's parameter table of a schema (test/test_config.py checks the README has it)."""
+    rows = ["| parameter | default | meaning |", "| --- | --- | --- |"]
+    for name, param in schema.items():
+        flags = " (read-only)" if param.read_only else ""
+        joints = {"n": ", per joint", "1|n": ", one value or per joint", "urdf|n": ", per joint"}
+        rows.append(f"| `{name}`{flags} | {_shown(param.default)} | {param.doc()}{joints.get(param.per_joint, '')} |")
+    return "\n".join(rows)

@@ -171,3 +171,9 @@ def test_node_runs_on_the_config_files(tmp_path) -> None:
         driver.close()
         output = stop(proc)
     assert proc.returncode == 0 and "Traceback" not in output, output
+
+
+def test_readme_parameter_table_is_the_schema() -> None:
+    from rnea_ros.schema import markdown_table
+
+    assert markdown_table(SPECS) in (ROOT / "README.md").read_text()
