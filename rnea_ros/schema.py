@@ -184,5 +184,6 @@ def markdown_table(schema: Mapping[str, Param]) -> str:
     for name, param in schema.items():
         flags = " (read-only)" if param.read_only else ""
         joints = {"n": ", per joint", "1|n": ", one value or per joint", "urdf|n": ", per joint"}
-        rows.append(f"| `{name}`{flags} | {_shown(param.default)} | {param.doc()}{joints.get(param.per_joint, '')} |")
+        meaning = param.doc() + joints.get(param.per_joint, "")
+        rows.append(f"| `{name}`{flags} | {_shown(param.default)} | {meaning} |")
     return "\n".join(rows)

@@ -354,13 +354,14 @@ class InverseDynamicsNode(Node):
         except ValueError as exc:
             self._drop("not_finite", f"joint_states not used: {exc}")
             return
-        table = efforts.table[:, runtime.output]
+        table = efforts.table if runtime.output_is_model_order else efforts.table[:, runtime.output]
         self._command.data = table[OUT_TOTAL].tolist()
         self._effort_pub.publish(self._command)  # first: the robot waits for this one
         names = runtime.output_names
         for row, publisher in self._listened:
             publisher.publish(JointState(header=msg.header, name=names, effort=table[row].tolist()))
-        clamped = [names[k] for k in np.flatnonzero(table[OUT_CLAMPED])]
+        row = table[OUT_CLAMPED]
+        clamped = [names[k] for k in np.flatnonzero(row)] if row.any() else []
         self.stats.published(now_ns, time.perf_counter() - t0, clamped)
 
     def _fresh(self, stamp: int, now_ns: int, timeout: float) -> bool:

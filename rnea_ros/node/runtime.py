@@ -27,6 +27,7 @@ class Runtime:
     wrench_link: str | None
     wrench_root: np.ndarray  # ee_wrench in root axes (when given in root axes)
     wrench_tip: np.ndarray | None  # ee_wrench in tip axes, rotated every cycle
+    output_is_model_order: bool = False  # every model joint in model order: no reindexing
 
     def wrenches(self, q: np.ndarray) -> dict[str, np.ndarray] | None:
         """The end-effector wrench for rnea (root axes), or None when there is none."""
@@ -137,4 +138,5 @@ def build_runtime(base: RobotModel, params: dict, wrench_override: tuple[str, np
                 "ee_wrench_frame", f"'{frame}' must be 'root', 'tip', '{base.root_link}' or '{wrench_link}'"
             )
     efforts = Efforts(model, friction, law)
-    return Runtime(model, efforts, output, joints, wrench_link, wrench_root, wrench_tip)
+    in_order = len(joints) == n and bool(np.all(output == np.arange(n)))
+    return Runtime(model, efforts, output, joints, wrench_link, wrench_root, wrench_tip, in_order)
