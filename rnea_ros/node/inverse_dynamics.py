@@ -347,8 +347,14 @@ class InverseDynamicsNode(Node):
             return
         q, qd = state
         runtime = loaded.runtime
-        trajectory = loaded.trajectory
-        desired = (q, qd, np.zeros(len(q))) if trajectory is None else trajectory.sample(now_ns, q, qd)
+        desired = (q, qd, np.zeros(len(q)))
+        if loaded.trajectory is not None:
+            sampled = loaded.trajectory.sample(now_ns, q, qd)
+            if all(np.isfinite(x).all() for x in sampled):
+                desired = sampled
+            else:  # never fall silent on a trajectory: drop it and compensate the measured state
+                self._loaded = loaded = replace(loaded, trajectory=None)
+                self._drop("bad_trajectory", "~/joint_trajectory cancelled: its desired state is not finite")
         try:  # non-finite desired state or result: ValueError naming it, no command
             efforts = compute_efforts(runtime.efforts, q, qd, desired, runtime.wrenches(q))
         except ValueError as exc:
