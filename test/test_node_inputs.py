@@ -95,3 +95,21 @@ def test_diagnostics_error_when_commands_stop_and_input_age_keeps_growing(two_pu
         d.spin(0.3)
     diag = d.latest_diagnostics()
     assert diag["level"] == ERROR and "s old" in diag["message"]
+
+
+def test_zero_timeout_means_no_age_check(two_publishers: Driver) -> None:
+    d = two_publishers
+    q_arm = np.linspace(-0.4, 0.4, 7)
+    assert d.set_parameters({"joint_states_timeout": 0})[0].successful  # an integer, as users type it
+    try:
+        d.joint_states.publish(d.state(FINGERS, [0.02], [0.0], stamp_offset=-30.0))
+        d.spin(0.1)
+        old = d.state(ARM, q_arm, np.zeros(7), stamp_offset=-20.0)
+        before = len(d.commands)
+        d.joint_states.publish(old)
+        d.spin(0.5)
+        assert len(d.commands) > before
+        q = np.array([*q_arm, 0.02, 0.02])
+        assert np.allclose(d.commands[-1][1], expected(FULL, q, np.zeros(9))[:7], atol=1e-9)
+    finally:
+        assert d.set_parameters({"joint_states_timeout": TIMEOUT})[0].successful
