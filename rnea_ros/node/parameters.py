@@ -124,6 +124,14 @@ LAW_PARAMS = (
         "link carrying the payload (empty: tip_link; one of them is needed when payload.mass > 0)",
     ),
     Param(
+        "armature",
+        "double_array",
+        [0.0],
+        "reflected rotor inertia added to M's diagonal, one value or one per joint (joints order), kg m^2",
+        bounds=(0.0, 1e4),
+        per_joint="1|n",
+    ),
+    Param(
         "effort_limit_scale",
         "double",
         1.0,

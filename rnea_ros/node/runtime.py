@@ -86,6 +86,13 @@ def build_runtime(base: RobotModel, params: dict, wrench_override: tuple[str, np
             model = base.with_payload(link, params["payload.mass"], params["payload.com"], inertia)
         except ValueError as exc:
             raise ParameterError("payload.inertia", str(exc)) from None
+    armature = np.asarray(params["armature"], dtype=float)
+    if armature.any():
+        if armature.size not in (1, len(joints)):
+            raise ParameterError("armature", f"must have 1 or {len(joints)} values")
+        full = np.zeros(n)
+        full[output] = armature
+        model = model.with_armature(full)
 
     def from_joints(name: str, urdf: np.ndarray) -> np.ndarray:
         value = np.asarray(params[name], dtype=float)
