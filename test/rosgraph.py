@@ -161,12 +161,17 @@ class Driver:
         request.parameters = [
             Parameter(name, value=value).to_parameter_msg() for name, value in values.items()
         ]
-        future = self.set_client.call_async(request)
-        end = time.monotonic() + 10.0
-        while not future.done() and time.monotonic() < end:
-            rclpy.spin_once(self.node, timeout_sec=0.01)
-        assert future.done(), "set_parameters did not answer"
-        return future.result().results
+        # A first call right after discovery can lose its response (the service's reply path is
+        # matched after its request path); setting parameters is idempotent, so ask again.
+        for _ in range(4):
+            future = self.set_client.call_async(request)
+            end = time.monotonic() + 3.0
+            while not future.done() and time.monotonic() < end:
+                rclpy.spin_once(self.node, timeout_sec=0.01)
+            if future.done():
+                return future.result().results
+            self.set_client.remove_pending_request(future)
+        raise AssertionError("set_parameters did not answer")
 
     def latest_diagnostics(self, timeout: float = 3.0) -> dict[str, str]:
         self.diagnostics.clear()

@@ -11,7 +11,12 @@ def main(args: list[str] | None = None) -> int:
     """Run the inverse_dynamics node."""
     from .inverse_dynamics import InverseDynamicsNode
 
-    return run_node(args, InverseDynamicsNode, "inverse_dynamics", spin_events)
+    import os
+
+    import rclpy
+
+    spin = rclpy.spin if os.environ.get("RNEA_ROS_EXECUTOR") == "default" else spin_events
+    return run_node(args, InverseDynamicsNode, "inverse_dynamics", spin)
 
 
 if __name__ == "__main__":
