@@ -9,11 +9,11 @@ from .common import run_node, spin_events
 
 def main(args: list[str] | None = None) -> int:
     """Run the inverse_dynamics node."""
-    from .inverse_dynamics import InverseDynamicsNode
-
     import os
 
     import rclpy
+
+    from .inverse_dynamics import InverseDynamicsNode
 
     spin = rclpy.spin if os.environ.get("RNEA_ROS_EXECUTOR") == "default" else spin_events
     return run_node(args, InverseDynamicsNode, "inverse_dynamics", spin)

@@ -14,33 +14,80 @@ import sys
 
 import numpy as np
 from builtin_interfaces.msg import Duration
-from rcl_interfaces.msg import ParameterDescriptor
+from rcl_interfaces.msg import SetParametersResult
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Empty, String
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from ..model import RobotModel
+from ..node import parameters
 from ..node.common import DESCRIPTION_QOS, LATEST_STATE_QOS, run_node, set_stamp, stamp_ns
+from ..schema import Param, table
 from .multisine import design
 
-PARAMETERS = {
-    "robot_description": ("", "URDF text (limits); empty: listen to the robot_description topic"),
-    "joints": ([""], "joints of the trajectory (empty: every movable joint)"),
-    "duration": (10.0, "length of the trajectory including both ramps, s"),
-    "ramp": (1.5, "smooth ramp from and back to rest at each end, s"),
-    "components": (3, "sines per joint"),
-    "frequency_min": (0.15, "lowest sine frequency, Hz"),
-    "frequency_max": (0.6, "highest sine frequency, Hz"),
-    "max_amplitude": (0.4, "largest excursion from the start pose, rad or m"),
-    "position_margin": (0.1, "distance kept from the URDF position limits, rad or m"),
-    "velocity_scale": (0.5, "fraction of the URDF velocity limit the trajectory may use"),
-    "max_acceleration": ([3.0], "acceleration limit, one value or one per joint, rad/s^2"),
-    "seed": (0, "seed of frequencies, phases and amplitude mix"),
-    "sample_rate": (100.0, "trajectory points per second, Hz"),
-    "start_delay": (0.5, "trajectory start after the joint_states it starts from, s"),
-    "autostart": (True, "publish once after start-up, without waiting for ~/start"),
-}
+MULTISINE = table(
+    (
+        Param(
+            "robot_description",
+            "string",
+            "",
+            "URDF text (limits); empty: listen to the robot_description topic",
+            True,
+        ),
+        Param("joints", "string_array", [""], "joints of the trajectory (empty: every movable joint)", True),
+        Param(
+            "duration",
+            "double",
+            10.0,
+            "length of the trajectory including both ramps, s",
+            bounds=(0.1, 3600.0),
+        ),
+        Param("ramp", "double", 1.5, "smooth ramp from and back to rest at each end, s", bounds=(0.0, 600.0)),
+        Param("components", "int", 3, "sines per joint", bounds=(1, 20)),
+        Param("frequency_min", "double", 0.15, "lowest sine frequency, Hz", bounds=(1e-3, 100.0)),
+        Param("frequency_max", "double", 0.6, "highest sine frequency, Hz", bounds=(1e-3, 100.0)),
+        Param(
+            "max_amplitude",
+            "double",
+            0.4,
+            "largest excursion from the start pose, rad or m",
+            bounds=(0.0, 10.0),
+        ),
+        Param(
+            "position_margin",
+            "double",
+            0.1,
+            "distance kept from the URDF position limits, rad or m",
+            bounds=(0.0, 10.0),
+        ),
+        Param(
+            "velocity_scale",
+            "double",
+            0.5,
+            "fraction of the URDF velocity limit the trajectory may use",
+            bounds=(0.0, 1.0),
+        ),
+        Param(
+            "max_acceleration",
+            "double_array",
+            [3.0],
+            "acceleration limit, one value or one per joint, rad/s^2",
+            bounds=(1e-6, 1e4),
+            per_joint="1|n",
+        ),
+        Param("seed", "int", 0, "seed of frequencies, phases and amplitude mix", bounds=(0, 2**31 - 1)),
+        Param("sample_rate", "double", 100.0, "trajectory points per second, Hz", bounds=(1.0, 10000.0)),
+        Param(
+            "start_delay",
+            "double",
+            0.5,
+            "trajectory start after the joint_states it starts from, s",
+            bounds=(0.0, 60.0),
+        ),
+        Param("autostart", "bool", True, "publish once after start-up, without waiting for ~/start"),
+    )
+)
 
 
 class MultisineNode(Node):
@@ -48,20 +95,27 @@ class MultisineNode(Node):
 
     def __init__(self, **kwargs) -> None:
         super().__init__("multisine_trajectory", **kwargs)
-        for name, (default, description) in PARAMETERS.items():
-            self.declare_parameter(name, default, ParameterDescriptor(description=description))
+        self.params = parameters.declare(self, MULTISINE)
+        self.add_on_set_parameters_callback(self._on_set_parameters)
         self.model: RobotModel | None = None
-        self._armed = bool(self.get_parameter("autostart").value)
+        self._armed = self.params["autostart"]
         self._state_sub = None
         self.published = 0
         self.pub = self.create_publisher(JointTrajectory, "/inverse_dynamics/joint_trajectory", 10)
         self.create_subscription(Empty, "~/start", self._on_start, 10)
-        urdf = self.get_parameter("robot_description").value
+        urdf = self.params["robot_description"]
         if urdf:
             self.model = RobotModel.from_urdf(urdf)
         else:
             self.create_subscription(String, "robot_description", self._on_description, DESCRIPTION_QOS)
         self._update_subscription()
+
+    def _on_set_parameters(self, params) -> SetParametersResult:
+        try:
+            self.params = parameters.proposed(MULTISINE, self.params, params, None)
+        except ValueError as exc:
+            return SetParametersResult(successful=False, reason=str(exc))
+        return SetParametersResult(successful=True)
 
     def _on_description(self, msg: String) -> None:
         try:
@@ -95,7 +149,7 @@ class MultisineNode(Node):
 
     def trajectory(self, state: JointState) -> JointTrajectory:
         """The multi-sine starting at `state`'s pose, stamped start_delay after it."""
-        p = {name: self.get_parameter(name).value for name in PARAMETERS}
+        p = self.params
         model = self.model
         joints = [j for j in p["joints"] if j] or list(model.joint_names)
         position = dict(zip(state.name, state.position, strict=False))
