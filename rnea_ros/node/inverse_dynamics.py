@@ -26,7 +26,6 @@ from trajectory_msgs.msg import JointTrajectory
 
 from ..errors import ParameterError
 from ..feedforward import TERMS, compute_efforts
-from ..kernels import OUT_CLAMPED, OUT_TOTAL
 from ..model import RobotModel
 from ..task_space import tip_apparent_mass
 from ..trajectory import TrajectorySampler
@@ -98,7 +97,7 @@ class InverseDynamicsNode(Node):
         self.add_on_set_parameters_callback(self._on_set_parameters)
         self.add_post_set_parameters_callback(guard("parameters", self._on_parameters_set))
         self.create_timer(self._params["diagnostics_period"], guard("diagnostics", self._publish_diagnostics))
-        self._listened: list[tuple[int, object]] = []  # (row of the efforts table, publisher)
+        self._listened: list[tuple[str | None, object]] = []  # (term or None for the total, publisher)
         self._find_listeners()
         # Steady clock: who listens is a wall-time matter, and with use_sim_time a simulator that
         # waits for ~/joint_efforts before its clock moves would otherwise never be found.
@@ -360,14 +359,18 @@ class InverseDynamicsNode(Node):
         except ValueError as exc:
             self._drop("not_finite", f"joint_states not used: {exc}")
             return
-        table = efforts.table if runtime.output_is_model_order else efforts.table[:, runtime.output]
-        self._command.data = table[OUT_TOTAL].tolist()
+        out = None if runtime.output_is_model_order else runtime.output
+        total = efforts.total if out is None else efforts.total[out]
+        self._command.data = total.tolist()
         self._effort_pub.publish(self._command)  # first: the robot waits for this one
         names = runtime.output_names
-        for row, publisher in self._listened:
-            publisher.publish(JointState(header=msg.header, name=names, effort=table[row].tolist()))
-        row = table[OUT_CLAMPED]
-        clamped = [names[k] for k in np.flatnonzero(row)] if row.any() else []
+        if self._listened:
+            terms = efforts.terms
+            for term, publisher in self._listened:
+                values = total if term is None else terms[term] if out is None else terms[term][out]
+                publisher.publish(JointState(header=msg.header, name=names, effort=values.tolist()))
+        mask = efforts.clamped if out is None else efforts.clamped[out]
+        clamped = [names[k] for k in np.flatnonzero(mask)] if mask.any() else []
         self.stats.published(now_ns, time.perf_counter() - t0, clamped)
 
     def _fresh(self, stamp: int, now_ns: int, timeout: float) -> bool:
@@ -421,10 +424,10 @@ class InverseDynamicsNode(Node):
 
     def _find_listeners(self) -> None:
         """Refresh which of ~/joint_efforts and ~/terms/* have subscribers (publish only to those)."""
-        pubs = [(OUT_TOTAL, self._joint_efforts_pub)]
+        pubs: list[tuple[str | None, object]] = [(None, self._joint_efforts_pub)]
         if self._params["publish_terms"]:
-            pubs += [(row, self._term_pubs[term]) for row, term in enumerate(TERMS)]
-        self._listened = [(row, pub) for row, pub in pubs if pub.get_subscription_count() > 0]
+            pubs += [(term, self._term_pubs[term]) for term in TERMS]
+        self._listened = [(term, pub) for term, pub in pubs if pub.get_subscription_count() > 0]
 
     # --- diagnostics -----------------------------------------------------------------------
 
