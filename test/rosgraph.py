@@ -37,7 +37,11 @@ def start_node(tmp: Path, params: dict, *remaps: str) -> subprocess.Popen:
     args = [sys.executable, "-m", "rnea_ros.node.main", "--ros-args", "--params-file", str(path)]
     for remap in remaps:
         args += ["-r", remap]
-    return subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    # Into a file, not a pipe: a long test would fill a pipe nobody reads and block the node.
+    log = path.with_suffix(".log").open("w+")
+    proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, text=True)
+    proc.log = log  # type: ignore[attr-defined]
+    return proc
 
 
 def stop(proc: subprocess.Popen) -> str:
@@ -49,6 +53,10 @@ def stop(proc: subprocess.Popen) -> str:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait(5)
+    log = getattr(proc, "log", None)
+    if log is not None:
+        log.seek(0)
+        return log.read()
     return proc.stdout.read() if proc.stdout else ""
 
 
