@@ -63,6 +63,10 @@ def test_integers_empty_lists_and_a_misspelled_key(tmp_path) -> None:
         ({"friction.viscous": [0.1, -0.1]}, "friction.viscous: must be in [0, "),
         ({"gravity": [0, 0, -9.81]}, "write every number of a list the same way"),  # rcl cannot parse it
         ({"publish_terms": "yes"}, "publish_terms: must be true or false"),
+        ({"friction.viscous": [0.1, 0.2]}, "friction.viscous: must have 6 values"),  # known with the model
+        ({"payload.mass": 1.0}, "payload.mass: set payload.link (or tip_link)"),
+        ({"robot_description": "<robot"}, "robot_description: robot description is not valid XML"),
+        ({"tip_link": "nowhere"}, "robot_description: tip_link 'nowhere' is not a link"),
     ],
 )
 def test_invalid_parameter_files_end_start_up_with_one_line(tmp_path, params, line) -> None:

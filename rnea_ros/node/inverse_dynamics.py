@@ -24,7 +24,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64, Float64MultiArray, String
 from trajectory_msgs.msg import JointTrajectory
 
-from ..errors import ParameterError
+from ..errors import ParameterError, URDFError
 from ..feedforward import TERMS, compute_efforts
 from ..model import RobotModel
 from ..task_space import tip_apparent_mass
@@ -109,8 +109,11 @@ class InverseDynamicsNode(Node):
             self._apparent_mass_pub = self.create_publisher(Float64, "~/tip_apparent_mass", 10)
             self.create_timer(1.0 / rate, guard("tip_apparent_mass", self._publish_apparent_mass))
 
-        if self._params["robot_description"]:
-            self._load_description(self._params["robot_description"], "parameter robot_description")
+        if self._params["robot_description"]:  # read-only: a model it cannot give ends start-up
+            try:
+                self._install(self._build(self._params["robot_description"]), "parameter robot_description")
+            except URDFError as exc:
+                raise ParameterError("robot_description", str(exc)) from None
         else:
             self.create_subscription(
                 String, "robot_description", guard("robot_description", self._on_description), DESCRIPTION_QOS
@@ -151,26 +154,37 @@ class InverseDynamicsNode(Node):
         self._load_description(msg.data, "topic robot_description")
 
     def _load_description(self, xml: str, source: str) -> None:
-        params, old = self._params, self._loaded
+        """A description from the topic: installed, or rejected with the previous model kept."""
         try:
-            base = RobotModel.from_urdf(
-                xml,
-                root_link=params["root_link"] or None,
-                tip_link=params["tip_link"] or None,
-                strict=params["strict_model"],
-            )
-            runtime, override = self._runtime_for(base, params)
-            if old is not None:
-                per_joint_parameters_fit(params, old.runtime.output_names, runtime.output_names)
+            built = self._build(xml)
         except ValueError as exc:
             self.stats.model_rejected(f"{source}: {exc}")
-            kept = "the previous model keeps commanding" if old else "no model loaded"
+            kept = "the previous model keeps commanding" if self._loaded else "no model loaded"
             self.get_logger().error(f"rejected robot description from {source}: {exc} ({kept})")
             return
+        self._install(built, source)
+
+    def _build(self, xml: str) -> tuple[Loaded, tuple | None]:
+        """The Loaded state of a description with the current parameters (and the ~/ee_wrench
+        override it keeps); ValueError naming the link, joint or parameter at fault."""
+        params, old = self._params, self._loaded
+        base = RobotModel.from_urdf(
+            xml,
+            root_link=params["root_link"] or None,
+            tip_link=params["tip_link"] or None,
+            strict=params["strict_model"],
+        )
+        runtime, override = self._runtime_for(base, params)
+        if old is not None:
+            per_joint_parameters_fit(params, old.runtime.output_names, runtime.output_names)
+        return Loaded(base, runtime, JointStateCache(runtime.model, old.cache if old else None)), override
+
+    def _install(self, built: tuple[Loaded, tuple | None], source: str) -> None:
+        old = self._loaded
         if old is not None and old.trajectory is not None:
             self.get_logger().warn("the running trajectory is cancelled: the model was replaced")
-        self._loaded = Loaded(base, runtime, JointStateCache(runtime.model, old.cache if old else None))
-        self._wrench_override = override
+        self._loaded, self._wrench_override = built
+        base, runtime = self._loaded.base, self._loaded.runtime
         self.stats.model_error = ""
         self.get_logger().info(
             f"model '{base.name}' from {source}: {base.nv} joints, commands for {runtime.output_names}"
