@@ -61,13 +61,20 @@ def toppra_available() -> bool:
     return True
 
 
-def check_on_limit(params: dict) -> None:
-    """ParameterError when on_limit asks for TOPP-RA and toppra is not installed."""
+def check_parameters(params: dict) -> None:
+    """What the schema cannot say: ParameterError when on_limit asks for TOPP-RA and toppra is
+    not installed, or for a non-zero ee_wrench in tip axes (it would turn along the trajectory)."""
     if params["on_limit"] == "time_optimal" and not toppra_available():
         raise ParameterError(
             "on_limit",
             "'time_optimal' needs the optional package toppra (pip install toppra); "
             "use 'slow_down' or 'reject'",
+        )
+    if params["ee_wrench_frame"] == "tip" and any(x != 0 for x in params["ee_wrench"]):
+        raise ParameterError(
+            "ee_wrench_frame",
+            "must be 'root' for trajectory_feedforward: the wrench is held constant in root axes "
+            "along a trajectory",
         )
 
 
@@ -99,13 +106,8 @@ def build_setup(base: RobotModel, params: dict) -> Setup:
     """The model combined with the parameters; ParameterError naming the parameter at fault."""
     joints, output = output_joints(base, params)
     model = with_payload(base, params)
-    link, root, tip = ee_wrench(base, params)
-    if tip is not None:
-        raise ParameterError(
-            "ee_wrench_frame",
-            "must be 'root' for trajectory_feedforward: the wrench is held constant in root axes "
-            "along a trajectory",
-        )
+    check_parameters(params)
+    link, root, _ = ee_wrench(base, params)  # tip axes refused by check_parameters
     return Setup(
         base=base,
         model=model,
@@ -169,7 +171,7 @@ class TrajectoryFeedforwardNode(Node):
     def __init__(self, **kwargs) -> None:
         super().__init__("trajectory_feedforward", **kwargs)
         self._params = parameters.declare(self, SCHEMA)
-        check_on_limit(self._params)
+        check_parameters(self._params)
         self._setup: Setup | None = None
         self._pending: tuple[dict, Setup | None] | None = None
         self._measured: dict[str, tuple[float, float]] = {}  # joint → (position, velocity)
@@ -258,7 +260,7 @@ class TrajectoryFeedforwardNode(Node):
             setup = self._setup
             n = None if setup is None else len(setup.joints)
             new = parameters.proposed(SCHEMA, self._params, params, n)
-            check_on_limit(new)
+            check_parameters(new)
             rebuilt = None if setup is None else build_setup(setup.base, new)
         except ValueError as exc:
             self.get_logger().warn(f"parameters rejected: {exc}")
@@ -342,13 +344,10 @@ class TrajectoryFeedforwardNode(Node):
     def _parse(self, setup: Setup, msg: JointTrajectory):
         """Names and (times, P, V, A) of a message; ValueError naming what is wrong."""
         names = [str(j) for j in msg.joint_names]
+        JointMap(setup.model, names)  # unknown, repeated or no joints
         outside = [j for j in names if j not in setup.joints]
         if outside:
-            raise ValueError(
-                f"joints {outside} are not among this node's joints (parameter 'joints' / the model's "
-                "movable joints)"
-            )
-        JointMap(setup.model, names)  # duplicates, empty
+            raise ValueError(f"joints {outside} are not among this node's joints (parameter 'joints')")
         points = msg.points
 
         def field_of(attr: str):
@@ -497,20 +496,17 @@ class TrajectoryFeedforwardNode(Node):
             **({} if stats.last is None else stats.last.values()),
             **{f"internal_error.{w}": text for w, text in sorted(stats.internal_errors.items())},
         }
+        last = stats.last
         if setup is None:
             level, message = DiagnosticStatus.ERROR, "no model loaded"
+        elif last is not None and last.outcome == "rejected":  # until a trajectory goes out
+            level, message = DiagnosticStatus.WARN, f"last trajectory rejected: {last.reason}"
         elif stats.problems_in_period:
-            last = stats.last
-            level = DiagnosticStatus.WARN
-            message = (
-                f"trajectory rejected: {last.reason}"
-                if last and last.outcome == "rejected"
-                else ("rejected input or internal error")
-            )
-        elif stats.last is None:
+            level, message = DiagnosticStatus.WARN, "rejected input or internal error"
+        elif last is None:
             level, message = DiagnosticStatus.OK, "waiting for a trajectory"
         else:
-            level, message = DiagnosticStatus.OK, f"last trajectory {stats.last.outcome}: {stats.last.reason}"
+            level, message = DiagnosticStatus.OK, f"last trajectory {last.outcome}: {last.reason}"
         status = DiagnosticStatus(
             level=level,
             name=f"{self.get_fully_qualified_name()}: trajectory feedforward",
@@ -550,7 +546,7 @@ def main(args: list[str] | None = None) -> int:
     return run_node(args, TrajectoryFeedforwardNode, "trajectory_feedforward")
 
 
-__all__ = ["TrajectoryFeedforwardNode", "build_setup", "check_on_limit", "main"]
+__all__ = ["TrajectoryFeedforwardNode", "build_setup", "check_parameters", "main"]
 
 if __name__ == "__main__":
     sys.exit(main())
