@@ -50,6 +50,7 @@ from .runtime import (
 
 SCHEMA = parameters.TRAJECTORY_FEEDFORWARD
 LOG_PERIOD = 2.0  # s between two log lines of the same input problem
+MAX_JOINTS = 1000  # joint_states names remembered before a model is loaded
 
 
 def toppra_available() -> bool:
@@ -287,7 +288,13 @@ class TrajectoryFeedforwardNode(Node):
         if len(msg.position) != n or len(msg.velocity) not in (0, n):
             self._log("bad_joint_states", "joint_states position/velocity lengths differ from name: ignored")
             return
+        setup = self._setup
+        known = None if setup is None else setup.model.joint_names
         for i, name in enumerate(msg.name):
+            if known is not None and name not in known:
+                continue  # another robot's joint
+            if known is None and name not in self._measured and len(self._measured) >= MAX_JOINTS:
+                continue  # bounded while no model says which joints matter
             q = msg.position[i]
             v = msg.velocity[i] if msg.velocity else 0.0
             if np.isfinite(q) and np.isfinite(v):
