@@ -1,6 +1,7 @@
-"""The shipped configuration: config/inverse_dynamics.yaml (every parameter, its default, a comment,
-loadable by the node), config/controllers.yaml (a ForwardCommandController on the effort
-interface of the Panda arm) and the arguments of launch/inverse_dynamics.launch.py."""
+"""The shipped configuration: config/inverse_dynamics.yaml and config/trajectory_feedforward.yaml
+(every parameter, its default, a comment, loadable by the node), config/controllers.yaml (a
+ForwardCommandController on the effort interface of the Panda arm), config/controllers_jtc.yaml
+(joint_trajectory_controller on the effort interface) and the arguments of the launch files."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pytest
 import yaml
 from rcl_interfaces.srv import GetParameters
 from rclpy.parameter import parameter_value_to_python
@@ -18,6 +20,7 @@ from std_msgs.msg import Float64MultiArray, String
 
 from rnea_ros import RobotModel
 from rnea_ros.node.parameters import INVERSE_DYNAMICS as SPECS
+from rnea_ros.node.parameters import TRAJECTORY_FEEDFORWARD
 from rnea_ros.robots import example_urdf_path
 
 from .rosgraph import Driver, rclpy, stop
@@ -26,6 +29,14 @@ ROOT = Path(__file__).resolve().parent.parent
 NODE_CONFIG = ROOT / "config" / "inverse_dynamics.yaml"
 CONTROLLERS = ROOT / "config" / "controllers.yaml"
 LAUNCH_FILE = ROOT / "launch" / "inverse_dynamics.launch.py"
+FEEDFORWARD_CONFIG = ROOT / "config" / "trajectory_feedforward.yaml"
+CONTROLLERS_JTC = ROOT / "config" / "controllers_jtc.yaml"
+FEEDFORWARD_LAUNCH = ROOT / "launch" / "trajectory_feedforward.launch.py"
+# every node config file and the schema it must list
+CONFIGS = {
+    "inverse_dynamics": (NODE_CONFIG, SPECS),
+    "trajectory_feedforward": (FEEDFORWARD_CONFIG, TRAJECTORY_FEEDFORWARD),
+}
 PANDA = example_urdf_path("panda").read_text()
 ARM = [f"panda_joint{i}" for i in range(1, 8)]
 
@@ -42,8 +53,8 @@ def flatten(tree: dict, prefix: str = "") -> dict:
     return out
 
 
-def node_parameters() -> dict:
-    document = yaml.safe_load(NODE_CONFIG.read_text())
+def node_parameters(path: Path = NODE_CONFIG) -> dict:
+    document = yaml.safe_load(path.read_text())
     assert list(document) == ["/**"], "one section, for the node under any name and namespace"
     assert list(document["/**"]) == ["ros__parameters"]
     return flatten(document["/**"]["ros__parameters"])
@@ -56,19 +67,23 @@ def same_typed(value, default) -> bool:
     return type(value) is type(default) and value == default
 
 
-def test_node_config_lists_every_parameter_with_its_default() -> None:
-    params = node_parameters()
-    assert sorted(params) == sorted(SPECS)
-    for name, spec in SPECS.items():
+@pytest.mark.parametrize("node", sorted(CONFIGS))
+def test_node_config_lists_every_parameter_with_its_default(node: str) -> None:
+    path, specs = CONFIGS[node]
+    params = node_parameters(path)
+    assert sorted(params) == sorted(specs)
+    for name, spec in specs.items():
         assert same_typed(params[name], spec.default), f"{name}: {params[name]!r} != {spec.default!r}"
 
 
-def test_node_config_explains_every_parameter() -> None:
+@pytest.mark.parametrize("node", sorted(CONFIGS))
+def test_node_config_explains_every_parameter(node: str) -> None:
     """Every parameter line follows comment lines (units, frames); read-only ones say so."""
+    config, specs = CONFIGS[node]
     path: list[tuple[int, str]] = []  # (indent, key) of the enclosing mappings
     comment = ""  # the comment lines right above the current line
     explained = {}
-    for line in NODE_CONFIG.read_text().splitlines():
+    for line in config.read_text().splitlines():
         stripped = line.strip()
         if not stripped:
             comment = ""
@@ -82,14 +97,14 @@ def test_node_config_explains_every_parameter() -> None:
             while path and path[-1][0] >= indent:
                 path.pop()
             name = ".".join(k for _, k in path[2:] + [(indent, key)])  # below /**: ros__parameters:
-            if name in SPECS:
+            if name in specs:
                 explained[name] = comment
             path.append((indent, key))
         comment = ""
-    assert sorted(explained) == sorted(SPECS)
+    assert sorted(explained) == sorted(specs)
     for name, comment in explained.items():
         assert len(comment) > 10, f"{name} has no comment line above it"
-    for name, spec in SPECS.items():
+    for name, spec in specs.items():
         if spec.read_only:
             assert "(read-only)" in explained[name], name
 
@@ -107,6 +122,55 @@ def test_controllers_config_drives_the_panda_arm_in_effort() -> None:
     assert controller["joints"] == ARM
     # the node's output with tip_link: panda_hand (the controllers.yaml recipe) is that list
     assert list(RobotModel.from_urdf(PANDA, tip_link="panda_hand").joint_names) == controller["joints"]
+
+
+def test_controllers_jtc_config_runs_jtc_on_the_effort_interface() -> None:
+    """JTC with `effort` as its only command interface (feedforward + PID), position and velocity
+    state, a PID per joint, for exactly the Panda arm joints the node annotates."""
+    document = yaml.safe_load(CONTROLLERS_JTC.read_text())
+    manager = document["controller_manager"]["ros__parameters"]
+    assert manager["update_rate"] > 0
+    jtc = "joint_trajectory_controller"
+    assert manager[jtc]["type"] == "joint_trajectory_controller/JointTrajectoryController"
+    assert manager["joint_state_broadcaster"]["type"] == "joint_state_broadcaster/JointStateBroadcaster"
+    controller = document[jtc]["ros__parameters"]
+    assert controller["command_interfaces"] == ["effort"]
+    assert controller["state_interfaces"] == ["position", "velocity"]
+    assert controller["joints"] == ARM
+    assert sorted(controller["gains"]) == sorted(ARM)
+    for gains in controller["gains"].values():
+        assert set(gains) <= {"p", "i", "d", "i_clamp", "ff_velocity_scale"} and gains["p"] > 0
+    model = RobotModel.from_urdf(PANDA, tip_link="panda_hand")
+    assert list(model.joint_names) == controller["joints"]
+    # the launch file's default output is this controller's trajectory topic
+    assert launch_arguments(FEEDFORWARD_LAUNCH)["output_topic"] == f"/{jtc}/joint_trajectory"
+
+
+def launch_arguments(path: Path) -> dict:
+    """The ARGUMENTS table of a launch file: name → default (static, no launch import)."""
+    tree = ast.parse(path.read_text())
+    functions = {f.name for f in tree.body if isinstance(f, ast.FunctionDef)}
+    assert "generate_launch_description" in functions
+    (arguments,) = [
+        node.value
+        for node in tree.body
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", "") == "ARGUMENTS" for t in node.targets)
+    ]
+    return {
+        ast.literal_eval(k): ast.literal_eval(v)[0]
+        for k, v in zip(arguments.keys, arguments.values, strict=True)
+    }
+
+
+def test_feedforward_launch_file_declares_its_arguments() -> None:
+    declared = launch_arguments(FEEDFORWARD_LAUNCH)
+    assert {"urdf_file", "params_file", "input_topic", "output_topic", "namespace", "use_sim_time"} <= set(
+        declared
+    )
+    assert declared["input_topic"] == "/trajectory_feedforward/trajectory_in"
+    assert declared["urdf_file"] == "" and declared["params_file"] is None  # None: the package's file
+    text = FEEDFORWARD_LAUNCH.read_text()
+    assert '"trajectory_feedforward_node"' in text and "config/trajectory_feedforward.yaml" in text
 
 
 def test_launch_file_declares_its_arguments() -> None:

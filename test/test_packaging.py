@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-SCRIPTS = ("inverse_dynamics_node", "mujoco_sim_node", "multisine_trajectory")
+SCRIPTS = ("inverse_dynamics_node", "mujoco_sim_node", "multisine_trajectory", "trajectory_feedforward_node")
 
 
 def _source_files() -> list[str]:
@@ -86,6 +86,9 @@ def test_ament_index_finds_share_with_launch_and_config(colcon_install: Path) ->
     assert (share / "launch" / "demo.launch.py").is_file()
     assert (share / "config" / "inverse_dynamics.yaml").is_file()
     assert (share / "config" / "controllers.yaml").is_file()
+    assert (share / "launch" / "trajectory_feedforward.launch.py").is_file()
+    assert (share / "config" / "trajectory_feedforward.yaml").is_file()
+    assert (share / "config" / "controllers_jtc.yaml").is_file()
 
 
 def test_pip_wheel_has_the_package_and_its_data(tmp_path: Path) -> None:

@@ -8,10 +8,16 @@ import math
 import pytest
 
 from rnea_ros.errors import ParameterError
-from rnea_ros.node.parameters import INVERSE_DYNAMICS
+from rnea_ros.node.parameters import INVERSE_DYNAMICS, TRAJECTORY_FEEDFORWARD
 from rnea_ros.schema import Param, is_per_joint_value, validate, validate_value
 
-SCHEMAS = {"inverse_dynamics": INVERSE_DYNAMICS}
+SCHEMAS = {"inverse_dynamics": INVERSE_DYNAMICS, "trajectory_feedforward": TRAJECTORY_FEEDFORWARD}
+try:  # the simulator's schema needs mujoco (requirements-dev)
+    from rnea_ros.sim.sim_node import SIM, gain_params
+
+    SCHEMAS["mujoco_sim"] = {**SIM, **gain_params(["panda_joint1"])}
+except ImportError:
+    pass
 ALL = [(node, p) for node, schema in SCHEMAS.items() for p in schema.values()]
 IDS = [f"{node}:{p.name}" for node, p in ALL]
 

@@ -232,3 +232,77 @@ def test_multisine_node_publishes_a_trajectory_from_the_current_pose(tmp_path, p
     finally:
         output = stop(proc)
     assert "Traceback" not in output, output
+
+
+def test_sim_runs_joint_trajectory_controller_with_effort_feedforward(tmp_path, probe: Probe) -> None:
+    """controller_type joint_trajectory_controller, zero PID gains: the effort applied in the step
+    that ends at stamp s is the trajectory's effort linearly interpolated at s (JTC samples one
+    update ahead), joint names in any order; gravity as feedforward holds the arm still; a
+    trajectory for other joints is dropped; the physics starts with the first trajectory."""
+    from builtin_interfaces.msg import Duration
+    from trajectory_msgs.msg import JointTrajectoryPoint
+
+    params = sim_params(controller_type="joint_trajectory_controller", answer_topic="")
+    params.update({f"gains.{j}.p": 0 for j in ARM})  # ints for doubles, as users write them
+    params["gains.panda_jiont1.d"] = 1.0  # a typo: warned about, ignored
+    proc = start(tmp_path, "rnea_ros.sim.sim_node", "mujoco_sim", params)
+    publisher = probe.node.create_publisher(JointTrajectory, "/test_controller/joint_trajectory", 10)
+    names = ARM[::-1]
+    g = np.array([GRAVITY[j] for j in names])
+    delta = np.linspace(0.1, 0.7, 7)
+
+    def message(joints, e0, e1) -> JointTrajectory:
+        msg = JointTrajectory(joint_names=list(joints))
+        home = [HOME[ALL.index(j)] for j in joints]
+        for t, e in ((0, e0), (1, e1)):
+            point = JointTrajectoryPoint(positions=home, velocities=[0.0] * len(joints), effort=list(e))
+            point.time_from_start = Duration(sec=t)
+            msg.points.append(point)
+        return msg
+
+    try:
+        assert probe.spin_until(lambda: len(probe.states) > 20 and publisher.get_subscription_count() > 0)
+        assert probe.latest()[0] == 0.0  # no trajectory yet: time stands
+        publisher.publish(message(ARM[:3], [0.0] * 3, [0.0] * 3))  # not the controller's joints: dropped
+        publisher.publish(message(names, g, g))  # gravity from t = 0 to 1 s
+        assert probe.spin_until(lambda: probe.latest()[0] > 0.5)
+        _, q, effort = probe.latest()
+        assert max(abs(q[j] - h) for j, h in zip(ALL, HOME, strict=True)) < 1e-6  # held by the feedforward
+        assert all(effort[j] == pytest.approx(GRAVITY[j], abs=1e-12) for j in ARM)
+
+        count = len(probe.states)
+        publisher.publish(message(names, g, g + delta))  # replaces it at once, from its arrival
+
+        def applied_of(msg: JointState) -> np.ndarray:
+            efforts = dict(zip(msg.name, msg.effort, strict=True))
+            return np.array([efforts[j] for j in names])
+
+        def taken() -> int | None:
+            return next(
+                (
+                    k
+                    for k, m in enumerate(probe.states[count:])
+                    if not np.allclose(applied_of(m), g, atol=1e-12)
+                ),
+                None,
+            )
+
+        assert probe.spin_until(lambda: taken() is not None), "the new trajectory never took over"
+        first = count + taken()
+        assert probe.spin_until(lambda: len(probe.states) > first + 300)
+        start_ns = None
+        for msg in probe.states[count:]:
+            applied = applied_of(msg)
+            if start_ns is None:
+                if np.allclose(applied, g, rtol=0, atol=1e-12):
+                    continue  # the old trajectory
+                # first step of the new one: ends at s = start + dt; τ_d(s) = g + delta · dt
+                start_ns = _stamp_of(msg) - 1_000_000
+            s = (_stamp_of(msg) - start_ns) * 1e-9
+            np.testing.assert_allclose(applied, g + delta * min(s, 1.0), rtol=0, atol=1e-9)
+        assert start_ns is not None, "the new trajectory never took over"
+    finally:
+        output = stop(proc)
+    assert "Traceback" not in output, output
+    assert "joint_names ['panda_joint1', 'panda_joint2', 'panda_joint3'] must be the controller's" in output
+    assert "unknown parameter 'gains.panda_jiont1.d'" in output, output

@@ -8,6 +8,7 @@ cannot drift apart. Every parameter is declared with dynamic typing so that `1` 
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from rcl_interfaces.msg import FloatingPointRange, ParameterDescriptor
@@ -22,6 +23,7 @@ from rclpy.parameter import Parameter
 from ..errors import ParameterError
 from ..feedforward import COMPENSABLE
 from ..schema import Param, did_you_mean, table, validate_value
+from ..trajectory_efforts import DEFAULT_RESAMPLE_PERIOD
 
 MODEL_PARAMS = (
     Param("robot_description", "string", "", "URDF text; empty: listen to the robot_description topic", True),
@@ -202,6 +204,41 @@ INVERSE_DYNAMICS = table(
     )
 )
 
+
+def _joints_for_trajectories() -> Param:
+    base = {p.name: p for p in MODEL_PARAMS}["joints"]
+    return replace(
+        base,
+        description="joints trajectories may move, and the order of per-joint friction values (empty: "
+        "the model's movable joints)",
+    )
+
+
+TRAJECTORY_FEEDFORWARD = table(
+    (
+        *(_joints_for_trajectories() if p.name == "joints" else p for p in MODEL_PARAMS),
+        *LAW_PARAMS,
+        Param(
+            "resample_period",
+            "double",
+            DEFAULT_RESAMPLE_PERIOD,
+            "time between the output points, s (JTC interpolates the efforts linearly between them)",
+            bounds=(0.0005, 1.0),
+        ),
+        Param(
+            "on_limit",
+            "string",
+            "slow_down",
+            "a trajectory beyond the effort or velocity limits: 'slow_down' (smallest uniform time "
+            "stretch k >= 1), 'reject' (nothing goes out) or 'time_optimal' (TOPP-RA re-timing, needs "
+            "the toppra package)",
+            choices=("slow_down", "reject", "time_optimal"),
+        ),
+        Param("diagnostics_period", "double", 1.0, "period of /diagnostics, s", True, bounds=(0.05, 60.0)),
+    )
+)
+
+
 # Parameters rclpy itself declares or reads; not reported as unknown.
 ROS_PARAMS = ("use_sim_time", "start_type_description_service", "qos_overrides.")
 
@@ -216,12 +253,15 @@ def _descriptor(param: Param) -> ParameterDescriptor:
     return descriptor
 
 
-def declare(node: Node, schema: dict[str, Param]) -> dict[str, Any]:
+def declare(
+    node: Node, schema: dict[str, Param], later: tuple[str, ...] = (), report_unknown: bool = True
+) -> dict[str, Any]:
     """Declare every parameter of `schema` and return their validated start-up values.
 
     Raises ParameterError naming the first invalid value (the caller ends start-up with it), and
     logs a warning for every override addressed to this node that is not a parameter, with the
-    closest known name.
+    closest known name; names starting with a prefix in `later` are declared later (per joint,
+    once the model is known) and not reported (`report_unknown=False`: nothing is).
     """
     values = {}
     for name, param in schema.items():
@@ -234,9 +274,9 @@ def declare(node: Node, schema: dict[str, Param]) -> dict[str, Any]:
         ) as exc:
             raise ParameterError(name, str(exc)) from None
         values[name] = validate_value(param, value)
-    overrides = getattr(node, "_parameter_overrides", {})
+    overrides = getattr(node, "_parameter_overrides", {}) if report_unknown else {}
     for name in sorted(overrides):
-        if name not in schema and not name.startswith(ROS_PARAMS):
+        if name not in schema and not name.startswith(ROS_PARAMS + tuple(later)):
             node.get_logger().warn(f"unknown parameter '{name}' ignored{did_you_mean(name, schema)}")
     return values
 
@@ -258,4 +298,4 @@ def proposed(
     return new
 
 
-__all__ = ["INVERSE_DYNAMICS", "LAW_PARAMS", "MODEL_PARAMS", "declare", "proposed"]
+__all__ = ["INVERSE_DYNAMICS", "LAW_PARAMS", "MODEL_PARAMS", "TRAJECTORY_FEEDFORWARD", "declare", "proposed"]

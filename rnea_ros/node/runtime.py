@@ -12,7 +12,7 @@ from ..errors import ParameterError
 from ..feedforward import COMPENSABLE, EffortLaw, Efforts
 from ..friction import Friction
 from ..model import RobotModel
-from ..schema import is_per_joint_value
+from ..schema import Param, is_per_joint_value
 from .parameters import INVERSE_DYNAMICS
 
 
@@ -46,12 +46,14 @@ def _named_link(model: RobotModel, params: dict, name: str) -> str | None:
     return link
 
 
-def per_joint_parameters_fit(params: dict, old_joints: list[str], new_joints: list[str]) -> None:
+def per_joint_parameters_fit(
+    params: dict, old_joints: list[str], new_joints: list[str], schema: dict[str, Param] = INVERSE_DYNAMICS
+) -> None:
     """Per-joint values were given for `old_joints`; refuse (ParameterError naming the parameter)
     a model whose output joints differ, rather than apply a value to another joint."""
     if old_joints == new_joints:
         return
-    for name, param in INVERSE_DYNAMICS.items():
+    for name, param in schema.items():
         if name in params and is_per_joint_value(param, params[name]):
             raise ParameterError(
                 name,
@@ -61,89 +63,115 @@ def per_joint_parameters_fit(params: dict, old_joints: list[str], new_joints: li
             )
 
 
-def build_runtime(base: RobotModel, params: dict, wrench_override: tuple[str, np.ndarray] | None) -> Runtime:
-    """Combine a parsed model with the parameters; ValueError naming the parameter at fault.
-
-    wrench_override: (frame link or 'root', 6 values) from ~/ee_wrench, replacing ee_wrench.
-    """
+def output_joints(base: RobotModel, params: dict) -> tuple[list[str], np.ndarray]:
+    """The `joints` parameter checked against the model (empty: every movable joint) and their
+    model indices; ParameterError naming `joints`."""
     joints = [j for j in params["joints"] if j] or list(base.joint_names)
     for j in joints:
         if j not in base.joint_names:
             raise ParameterError("joints", f"'{j}' is not a movable joint of the model")
     if len(set(joints)) != len(joints):
         raise ParameterError("joints", "lists a joint twice")
-    n = base.nv
-    output = np.array([base.joint_index(j) for j in joints], dtype=np.int64)
+    return joints, np.array([base.joint_index(j) for j in joints], dtype=np.int64)
 
-    model = base
+
+def with_payload(base: RobotModel, params: dict) -> RobotModel:
+    """The model with the payload.* parameters applied (the model itself without a payload)."""
     link = _named_link(base, params, "payload.link")
-    if params["payload.mass"] > 0:
-        if link is None:
-            raise ParameterError("payload.mass", "set payload.link (or tip_link) to say where the payload is")
-        ixx, ixy, ixz, iyy, iyz, izz = params["payload.inertia"]
-        inertia = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
-        try:
-            model = base.with_payload(link, params["payload.mass"], params["payload.com"], inertia)
-        except ValueError as exc:
-            raise ParameterError("payload.inertia", str(exc)) from None
+    if params["payload.mass"] <= 0:
+        return base
+    if link is None:
+        raise ParameterError("payload.mass", "set payload.link (or tip_link) to say where the payload is")
+    ixx, ixy, ixz, iyy, iyz, izz = params["payload.inertia"]
+    inertia = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
+    try:
+        return base.with_payload(link, params["payload.mass"], params["payload.com"], inertia)
+    except ValueError as exc:
+        raise ParameterError("payload.inertia", str(exc)) from None
+
+
+def with_armature(model: RobotModel, params: dict, output: np.ndarray) -> RobotModel:
+    """The model with the armature parameter (one value or one per joint of `joints`) on M's diagonal."""
     armature = np.asarray(params["armature"], dtype=float)
-    if armature.any():
-        if armature.size not in (1, len(joints)):
-            raise ParameterError("armature", f"must have 1 or {len(joints)} values")
-        full = np.zeros(n)
-        full[output] = armature
-        model = model.with_armature(full)
+    if not armature.any():
+        return model
+    if armature.size not in (1, output.size):
+        raise ParameterError("armature", f"must have 1 or {output.size} values")
+    full = np.zeros(model.nv)
+    full[output] = armature
+    return model.with_armature(full)
+
+
+def friction_of(model: RobotModel, params: dict, output: np.ndarray) -> Friction:
+    """Friction from friction.* (values per joint of `joints`, i.e. at `output`; [-1]: URDF)."""
 
     def from_joints(name: str, urdf: np.ndarray) -> np.ndarray:
         value = np.asarray(params[name], dtype=float)
         if value.tolist() == [-1.0]:
             return urdf
-        if value.size != len(joints):
-            raise ParameterError(name, f"must have {len(joints)} values (one per joint of 'joints')")
+        if value.size != output.size:
+            raise ParameterError(name, f"must have {output.size} values (one per joint of 'joints')")
         full = urdf.copy()
         full[output] = value
         return full
 
-    friction = Friction(
+    return Friction(
         from_joints("friction.viscous", model.damping),
         from_joints("friction.coulomb", model.coulomb),
         params["friction.smoothing_velocity"],
     )
+
+
+def compensated(params: dict) -> frozenset[str]:
+    """The terms switched on by compensate.*."""
+    return frozenset(t for t in COMPENSABLE if params[f"compensate.{t}"])
+
+
+def ee_wrench(
+    base: RobotModel, params: dict, override: tuple[str, np.ndarray] | None = None
+) -> tuple[str | None, np.ndarray, np.ndarray | None]:
+    """(link, wrench in root axes, wrench in tip axes or None) from ee_wrench/ee_wrench_frame or
+    an (axes, 6 values) override; link None when the wrench is zero."""
+    frame, wrench = override or (params["ee_wrench_frame"], np.asarray(params["ee_wrench"], dtype=float))
+    if not np.any(wrench != 0):
+        return None, np.zeros(6), None
+    link = _named_link(base, params, "tip_link")
+    if link is None:
+        raise ParameterError("ee_wrench", "set tip_link to say where the end-effector wrench acts")
+    if frame == "root" or frame == base.root_link:
+        return link, wrench, None
+    if frame == "tip" or frame == link:
+        return link, np.zeros(6), wrench
+    raise ParameterError(
+        "ee_wrench_frame", f"'{frame}' must be 'root', 'tip', '{base.root_link}' or '{link}'"
+    )
+
+
+def build_runtime(base: RobotModel, params: dict, wrench_override: tuple[str, np.ndarray] | None) -> Runtime:
+    """Combine a parsed model with the parameters; ValueError naming the parameter at fault.
+
+    wrench_override: (frame link or 'root', 6 values) from ~/ee_wrench, replacing ee_wrench.
+    """
+    joints, output = output_joints(base, params)
+    model = with_armature(with_payload(base, params), params, output)
+    friction = friction_of(model, params, output)
     gains = {}
     for name in ("feedback.kp", "feedback.kd"):
         value = np.asarray(params[name], dtype=float).reshape(-1)
         if value.size not in (1, len(joints)):
             raise ParameterError(name, f"must have 1 or {len(joints)} values")
-        full = np.zeros(n)
+        full = np.zeros(base.nv)
         full[output] = value
         gains[name] = full
     law = EffortLaw(
         gravity=tuple(float(g) for g in params["gravity"]),
-        compensate=frozenset(t for t in COMPENSABLE if params[f"compensate.{t}"]),
+        compensate=compensated(params),
         kp=gains["feedback.kp"],
         kd=gains["feedback.kd"],
         use_desired_state=params["state_source"] == "desired",
         effort_limit_scale=params["effort_limit_scale"],
     )
-
-    frame, wrench = wrench_override or (
-        params["ee_wrench_frame"],
-        np.asarray(params["ee_wrench"], dtype=float),
-    )
-    wrench_link = wrench_tip = None
-    wrench_root = np.zeros(6)
-    if np.any(wrench != 0):
-        wrench_link = _named_link(base, params, "tip_link")
-        if wrench_link is None:
-            raise ParameterError("ee_wrench", "set tip_link to say where the end-effector wrench acts")
-        if frame == "root" or frame == base.root_link:
-            wrench_root = wrench
-        elif frame == "tip" or frame == wrench_link:
-            wrench_tip = wrench
-        else:
-            raise ParameterError(
-                "ee_wrench_frame", f"'{frame}' must be 'root', 'tip', '{base.root_link}' or '{wrench_link}'"
-            )
+    wrench_link, wrench_root, wrench_tip = ee_wrench(base, params, wrench_override)
     efforts = Efforts(model, friction, law)
-    in_order = len(joints) == n and bool(np.all(output == np.arange(n)))
+    in_order = len(joints) == base.nv and bool(np.all(output == np.arange(base.nv)))
     return Runtime(model, efforts, output, joints, wrench_link, wrench_root, wrench_tip, in_order)

@@ -14,6 +14,15 @@ command with the input's stamp), so a run does not depend on the machine's speed
 physics starts with the first command (brakes released) once `start_subscribers` listen to
 joint_states (a recorder can ask to see the run from rest); simulated time is 0 until then.
 Every wait is bounded: an unanswered joint_states is published again after `answer_timeout`.
+
+With `controller_type: joint_trajectory_controller` the simulator runs ros2_control's
+joint_trajectory_controller with an effort command interface inside its loop instead
+(rnea_ros.sim.jtc): trajectory_msgs/JointTrajectory on `/<controller_name>/joint_trajectory`
+(joint names any order of `joints`; points may carry `effort`, the feedforward τ_d), and at every
+physics step u = τ_d + PID(e, ė) with gains `gains.<joint>.p/i/d/i_clamp/ff_velocity_scale` (all
+0 by default, as JTC's). The physics starts with the first trajectory (stamp 0: at once). The law
+runs inside every step, so the loop is lock-step by construction: `lockstep` and `answer_topic`
+do not apply, steps are paced in real time.
 """
 
 from __future__ import annotations
@@ -29,30 +38,123 @@ from rclpy.node import Node
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
+from trajectory_msgs.msg import JointTrajectory
 
 from ..node.common import DESCRIPTION_QOS, run_node, set_stamp, stamp_ns
+from ..node.parameters import declare
+from ..schema import Param, table
 from .answers import AnswerMatcher
+from .jtc import GAIN_NAMES, Gains, JointTrajectoryController
 from .mujoco_arm import INTEGRATORS, MujocoArm
 
 # No QoS event handlers: each one is an entity in every wait set, and the loop waits ~2000 times a second.
 LEAN_PUB = {"event_callbacks": PublisherEventCallbacks(use_default_callbacks=False)}
 LEAN_SUB = {"event_callbacks": SubscriptionEventCallbacks(use_default_callbacks=False)}
-PARAMETERS = {
-    "robot_description": ("", "URDF text; empty: listen to the robot_description topic"),
-    "controller_name": ("effort_controller", "commands arrive on /<controller_name>/commands"),
-    "joints": ([""], "joints of the effort commands, in order (empty: every movable joint)"),
-    "initial_joints": ([""], "joints with an initial position (others start at 0, within limits)"),
-    "initial_positions": ([0.0], "initial positions of initial_joints, rad or m"),
-    "hold_kp": (200.0, "stiffness of the servo holding joints outside 'joints', N m/rad or N/m"),
-    "hold_kd": (2.0, "damping of that servo, N m s/rad or N s/m"),
-    "rate": (1000.0, "physics and joint_states rate, Hz"),
-    "integrator": ("implicitfast", f"MuJoCo integrator: one of {', '.join(INTEGRATORS)}"),
-    "lockstep": (False, "each step waits for the command answering the previous joint_states"),
-    "answer_topic": ("/inverse_dynamics/joint_efforts", "stamped answers (JointState) pairing commands"),
-    "answer_timeout": (0.2, "lockstep: publish an unanswered joint_states again after this, s"),
-    "publish_clock": (True, "publish simulated time on /clock"),
-    "start_subscribers": (1, "physics starts once joint_states has this many subscribers (and a command)"),
-}
+FORWARD, JTC = "forward_command_controller", "joint_trajectory_controller"
+
+
+def _p(name: str, type_: str, default, description: str, **rules) -> Param:
+    return Param(name, type_, default, description, read_only=True, **rules)
+
+
+SIM = table(
+    (
+        _p("robot_description", "string", "", "URDF text; empty: listen to the robot_description topic"),
+        _p(
+            "controller_type",
+            "string",
+            FORWARD,
+            "the ros2_control controller simulated, on the effort interface",
+            choices=(FORWARD, JTC),
+        ),
+        _p(
+            "controller_name",
+            "string",
+            "effort_controller",
+            "commands on /<controller_name>/commands (forward) or trajectories on "
+            "/<controller_name>/joint_trajectory (JTC)",
+        ),
+        _p(
+            "joints",
+            "string_array",
+            [""],
+            "joints of the controller, in command order (empty: every movable joint)",
+        ),
+        _p(
+            "initial_joints",
+            "string_array",
+            [""],
+            "joints with an initial position (others start at 0, within limits)",
+        ),
+        _p(
+            "initial_positions",
+            "double_array",
+            [0.0],
+            "initial positions of initial_joints, rad or m",
+            bounds=(-1e3, 1e3),
+        ),
+        _p(
+            "hold_kp",
+            "double",
+            200.0,
+            "stiffness of the servo holding joints outside 'joints', N m/rad or N/m",
+            bounds=(0.0, 1e9),
+        ),
+        _p("hold_kd", "double", 2.0, "damping of that servo, N m s/rad or N s/m", bounds=(0.0, 1e9)),
+        _p("rate", "double", 1000.0, "physics and joint_states rate, Hz", bounds=(1.0, 1e5)),
+        _p("integrator", "string", "implicitfast", "MuJoCo integrator", choices=tuple(INTEGRATORS)),
+        _p(
+            "lockstep",
+            "bool",
+            False,
+            "forward controller: each step waits for the command answering the previous joint_states",
+        ),
+        _p(
+            "answer_topic",
+            "string",
+            "/inverse_dynamics/joint_efforts",
+            "stamped answers (JointState) pairing commands",
+        ),
+        _p(
+            "answer_timeout",
+            "double",
+            0.2,
+            "lockstep: publish an unanswered joint_states again after this, s",
+            bounds=(0.001, 60.0),
+        ),
+        _p("publish_clock", "bool", True, "publish simulated time on /clock"),
+        _p(
+            "start_subscribers",
+            "int",
+            1,
+            "physics starts once joint_states has this many subscribers (and a command or trajectory)",
+            bounds=(0, 1000),
+        ),
+    )
+)
+
+
+def gain_params(joints: list[str]) -> dict[str, Param]:
+    """JTC's per-joint gains `gains.<joint>.<gain>` for the controller's joints."""
+    what = {
+        "p": "proportional gain, N m/rad or N/m",
+        "i": "integral gain, N m/(rad s) or N/(m s)",
+        "d": "derivative gain on the velocity error, N m s/rad or N s/m",
+        "i_clamp": "bound of the integral term, N m or N",
+        "ff_velocity_scale": "feedforward gain on the desired velocity, N m s/rad or N s/m",
+    }
+    return table(
+        Param(
+            f"gains.{j}.{g}",
+            "double",
+            1e9 if g == "i_clamp" else 0.0,
+            f"JTC {what[g]} of {j}",
+            read_only=True,
+            bounds=(0.0, 1e9),
+        )
+        for j in joints
+        for g in GAIN_NAMES
+    )
 
 
 class SimNode(Node):
@@ -60,10 +162,10 @@ class SimNode(Node):
 
     def __init__(self, **kwargs) -> None:
         super().__init__("mujoco_sim", **kwargs)
-        for name, (default, description) in PARAMETERS.items():
-            self.declare_parameter(name, default, _descriptor(description))
-        self.p = {name: self.get_parameter(name).value for name in PARAMETERS}
+        self.p = declare(self, SIM, later=("gains.",))
         self.arm: MujocoArm | None = None
+        self.jtc: JointTrajectoryController | None = None  # controller_type: JTC
+        self.trajectories = 0
         self.command: np.ndarray | None = None  # last valid command, `joints` order
         self.dropped = {"size": 0, "not_finite": 0}
         self.matcher = AnswerMatcher()
@@ -108,6 +210,9 @@ class SimNode(Node):
         self.commanded = arm.indices(commanded)
         self.arm = arm
         self.state = JointState(name=list(arm.joint_names))
+        if p["controller_type"] == JTC:
+            self._load_jtc(commanded)
+            return
         topic = f"/{p['controller_name']}/commands"
         self.create_subscription(Float64MultiArray, topic, self._on_command, 10, **LEAN_SUB)
         if p["answer_topic"]:
@@ -118,6 +223,31 @@ class SimNode(Node):
         self.get_logger().info(
             f"simulating {arm.nv} joints at {p['rate']:g} Hz ({mode}); efforts for "
             f"{commanded} on {topic}; holding {list(held)}; physics starts with the first command"
+        )
+
+    def _load_jtc(self, commanded: list[str]) -> None:
+        """joint_trajectory_controller inside the loop: its gains, its trajectory topic."""
+        schema = gain_params(commanded)
+        values = declare(self, schema, report_unknown=False)
+        for name in sorted(getattr(self, "_parameter_overrides", {})):
+            if name.startswith("gains.") and name not in schema:
+                self.get_logger().warn(f"unknown parameter '{name}' ignored (gains of joints {commanded})")
+        gains = Gains.of(
+            len(commanded),
+            **{g: [values[f"gains.{j}.{g}"] for j in commanded] for g in GAIN_NAMES},
+        )
+        self.jtc = JointTrajectoryController(len(commanded), gains, self.arm.timestep)
+        self.jtc.hold(self.arm.q[self.commanded])
+        self.commanded_names = list(commanded)
+        topic = f"/{self.p['controller_name']}/joint_trajectory"
+        self.create_subscription(JointTrajectory, topic, self._on_trajectory, 10)
+        table_ = ", ".join(
+            f"{j}: p {gains.p[k]:g} i {gains.i[k]:g} d {gains.d[k]:g}" for k, j in enumerate(commanded)
+        )
+        self.get_logger().info(
+            f"simulating {self.arm.nv} joints at {self.p['rate']:g} Hz; joint_trajectory_controller "
+            f"(effort interface) for {commanded} on {topic}, gains {table_}; physics starts with "
+            "the first trajectory"
         )
 
     # --- inputs ----------------------------------------------------------------------------
@@ -138,6 +268,51 @@ class SimNode(Node):
             return
         self.command = values
         self.matcher.command(msg.data, now)
+
+    def _on_trajectory(self, msg: JointTrajectory) -> None:
+        """A trajectory for the simulated JTC: checked, reordered, started at its stamp."""
+        try:
+            start, points = self._trajectory_points(msg)
+            self.jtc.receive(start, *points)
+        except ValueError as exc:
+            self.dropped["trajectory"] = self.dropped.get("trajectory", 0) + 1
+            self.get_logger().warn(f"trajectory rejected: {exc}")
+            return
+        self.trajectories += 1
+        if self.command is None:
+            self.command = np.zeros(len(self.commanded))  # brakes released
+        self.get_logger().info(
+            f"trajectory {self.trajectories}: {len(msg.points)} points over "
+            f"{points[0][-1]:.3f} s from t = {start:.3f} s"
+            + (", with efforts" if points[4] is not None else ", without efforts")
+        )
+
+    def _trajectory_points(self, msg: JointTrajectory):
+        """(start s, (times, P, V, A, E) in `joints` order), as JTC checks them: names are the
+        controller's joints (all of them here), every point the same fields."""
+        names = list(msg.joint_names)
+        if sorted(names) != sorted(self.commanded_names) or len(set(names)) != len(names):
+            raise ValueError(f"joint_names {names} must be the controller's joints {self.commanded_names}")
+        if not msg.points:
+            raise ValueError("no points (cancelling is not simulated)")
+        order = [names.index(j) for j in self.commanded_names]
+
+        def field_of(attr: str):
+            rows = [list(getattr(p, attr)) for p in msg.points]
+            if all(len(r) == 0 for r in rows):
+                return None
+            if any(len(r) != len(names) for r in rows):
+                raise ValueError(f"every point needs {len(names)} {attr} (or none at all)")
+            return np.array(rows, dtype=float)[:, order]
+
+        times = np.array([p.time_from_start.sec + p.time_from_start.nanosec * 1e-9 for p in msg.points])
+        positions = field_of("positions")
+        if positions is None:
+            raise ValueError("points have no positions")
+        stamp = stamp_ns(msg.header.stamp)
+        start = stamp * 1e-9 if stamp else self.arm.time
+        points = (times, positions, field_of("velocities"), field_of("accelerations"), field_of("effort"))
+        return start, points
 
     def _on_answer(self, msg: JointState) -> None:
         self.matcher.answer(stamp_ns(msg.header.stamp), msg.effort)
@@ -171,7 +346,10 @@ class SimNode(Node):
 
     def _step(self) -> None:
         effort = np.zeros(self.arm.nv)
-        if self.command is not None:
+        if self.jtc is not None:
+            arm, index = self.arm, self.commanded
+            effort[index] = self.jtc.update(arm.time, arm.q[index], arm.qd[index])
+        elif self.command is not None:
             effort[self.commanded] = self.command
         self.arm.step(effort)
 
@@ -188,7 +366,7 @@ class SimNode(Node):
         """The physics loop, until shutdown."""
         while self.arm is None and rclpy.ok():
             executor.spin_once(timeout_sec=0.1)
-        if self.p["lockstep"]:
+        if self.p["lockstep"] and self.jtc is None:
             self._run_lockstep(executor)
         else:
             self._run_real_time(executor)
@@ -236,12 +414,6 @@ def _spin_for(executor: SingleThreadedExecutor, seconds: float) -> None:
     end = time.perf_counter() + seconds
     while (remaining := end - time.perf_counter()) > 0 and rclpy.ok():
         executor.spin_once(timeout_sec=remaining)
-
-
-def _descriptor(description: str):
-    from rcl_interfaces.msg import ParameterDescriptor
-
-    return ParameterDescriptor(description=description, read_only=True)
 
 
 def _spin(node: SimNode) -> None:

@@ -1,0 +1,467 @@
+"""joint_trajectory_controller demo: effort-annotated trajectories vs JTC's PID alone, on a
+MuJoCo-simulated Panda.
+
+    python -m rnea_ros.sim.jtc_demo [--duration 8] [--out out] [--no-plot] [--json FILE]
+
+Separate processes over real DDS (ROS_LOCALHOST_ONLY=1, a ROS_DOMAIN_ID of the demo's own):
+`trajectory_feedforward` (rnea_ros.node.trajectory_feedforward, `~/trajectory_out` remapped to
+`/jtc/joint_trajectory`) for the whole demo, and for each run a fresh `mujoco_sim`
+(rnea_ros.sim.sim_node with `controller_type: joint_trajectory_controller`: JTC's effort law
+runs inside every 1 kHz physics step, so controller and physics are in lock-step and a run does
+not depend on the machine's speed). Each run starts from rest at the Panda's home pose when the
+simulator receives its trajectory (stamp 0), with the same PID gains:
+
+1. JTC PID alone: a multi-sine sent straight to `/jtc/joint_trajectory` (no efforts);
+2. JTC PID + annotated efforts: the same multi-sine through trajectory_feedforward;
+3. a trajectory too fast for the Panda's effort limits, through the node with `on_limit:
+   reject` (nothing may reach JTC; the reason is on /diagnostics), then with `slow_down`
+   (executed; every annotated effort within its limit).
+
+It prints the table, writes `jtc_demo.png` and exits 1 when a target is missed (RMS tracking
+error >= 10x lower with the efforts on every joint; the rejected trajectory never reaches JTC;
+every annotated effort of the slowed-down one within its limit). Every child process is stopped
+on exit, Ctrl-C or error; every wait is bounded.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import ctypes
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import yaml
+
+from ..friction import Friction
+from ..joint_map import JointMap
+from ..model import RobotModel
+from ..robots import example_urdf_path
+from ..trajectory_efforts import resample, trajectory_efforts
+from .jtc_report import Points, Run, plot, summarize, table
+from .multisine import design
+
+ARM = [f"panda_joint{i}" for i in range(1, 8)]
+FINGERS = ["panda_finger_joint1", "panda_finger_joint2"]
+HOME = [0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785]  # rad
+FINGER_HOME = 0.02  # m
+# JTC's gains.<joint>.p / .d: moderate (PD alone lets joint 4 sag ~13 degrees under gravity).
+KP = [100.0, 100.0, 100.0, 100.0, 30.0, 30.0, 10.0]  # N m/rad
+KD = [10.0, 10.0, 10.0, 10.0, 2.0, 2.0, 0.5]  # N m s/rad
+CONTROLLER = "jtc"
+JTC_TOPIC = f"/{CONTROLLER}/joint_trajectory"
+NODE = "/trajectory_feedforward"
+TAIL = 0.5  # s recorded after each trajectory
+STALL = 30.0  # s of wall time without simulated time advancing: the loop is dead
+# The too-fast trajectory: home → home + d → home → home − d → home, quintic rest-to-rest
+# segments of SHAKE_SEGMENT s each (1.7x the effort limit of panda_joint3).
+SHAKE = [0.15, 0.15, 0.15, 0.15, 0.15, 0.15, 0.15]  # rad
+SHAKE_SEGMENT = 0.1  # s
+
+
+def multisine_points(model: RobotModel, duration: float, seed: int) -> Points:
+    """The multi-sine of the closed-loop demo (100 Hz points with q, q̇, q̈), from home at rest."""
+    index = [model.joint_index(j) for j in ARM]
+    motion = design(
+        HOME,
+        model.position_lower[index],
+        model.position_upper[index],
+        model.velocity_limit[index],
+        3.0,
+        duration=duration,
+        ramp=min(1.5, duration / 4),
+        seed=seed,
+    )
+    t, q, qd, qdd = motion.points(100.0)
+    return Points(t, q, qd, qdd)
+
+
+def shake_points() -> Points:
+    home, d = np.array(HOME), np.array(SHAKE)
+    q = np.array([home, home + d, home, home - d, home])
+    return Points(np.arange(len(q)) * SHAKE_SEGMENT, q, np.zeros_like(q), np.zeros_like(q))
+
+
+def unscaled_efforts(
+    model: RobotModel, points: Points, period: float = 0.005
+) -> tuple[np.ndarray, np.ndarray]:
+    """(t, τ (N, 7)) the trajectory needs as sent (k = 1): what the node checks against the limits."""
+    jmap = JointMap(model, ARM)
+    held = {j: FINGER_HOME for j in FINGERS}
+    q, qd, qdd = jmap.expand_trajectory(points.positions, points.velocities, points.accelerations, held)
+    t, qs, qds, qdds = resample((points.times, q, qd, qdd), period)
+    tau = trajectory_efforts(model, qs, qds, qdds, friction=Friction.from_model(model))
+    return t, jmap.restrict(tau)
+
+
+def _die_with_parent() -> None:
+    """In a child: get SIGINT when the demo dies, even by SIGKILL (Linux)."""
+    with contextlib.suppress(OSError):
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGINT)  # PR_SET_PDEATHSIG
+
+
+class Children:
+    """The demo's child processes by name; `stop(name)` / `stop_all()` end them (SIGINT, then
+    SIGKILL), bounded."""
+
+    def __init__(self, log_dir: Path) -> None:
+        self.log_dir = log_dir
+        self.procs: dict[str, subprocess.Popen] = {}
+
+    def start(self, name: str, args: list[str]) -> None:
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        with open(self.log_dir / f"{name}.log", "w") as log:
+            self.procs[name] = subprocess.Popen(
+                [sys.executable, *args],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None,
+            )
+
+    def check(self) -> None:
+        """RuntimeError naming a child that has exited."""
+        for name, proc in self.procs.items():
+            if proc.poll() is not None:
+                log = self.log_dir / f"{name}.log"
+                tail = "\n".join(log.read_text().splitlines()[-15:]) if log.exists() else ""
+                raise RuntimeError(f"{name} exited with {proc.returncode}:\n{tail}")
+
+    def stop(self, name: str) -> None:
+        proc = self.procs.pop(name, None)
+        if proc is None or proc.poll() is not None:
+            return
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(5)
+
+    def stop_all(self) -> None:
+        for name in list(self.procs):
+            self.stop(name)
+
+
+def node_parameters(urdf: str) -> dict:
+    return {
+        "robot_description": urdf,
+        "joints": ARM,
+        "on_limit": "slow_down",
+        "diagnostics_period": 0.2,
+    }
+
+
+def sim_parameters(urdf: str) -> dict:
+    gains = {}
+    for j, p, d in zip(ARM, KP, KD, strict=True):
+        gains[f"gains.{j}.p"], gains[f"gains.{j}.d"] = p, d
+    return {
+        "robot_description": urdf,
+        "controller_type": "joint_trajectory_controller",
+        "controller_name": CONTROLLER,
+        "joints": ARM,
+        "initial_joints": [*ARM, *FINGERS],
+        "initial_positions": [*HOME, FINGER_HOME, FINGER_HOME],
+        "rate": 1000.0,
+        "start_subscribers": 2,  # the node (held joints) and the recorder: the run is seen from rest
+        **gains,
+    }
+
+
+def _params_file(path: Path, node: str, values: dict) -> Path:
+    path.write_text(yaml.safe_dump({node: {"ros__parameters": values}}))
+    return path
+
+
+class Supervisor:
+    """Sends the trajectories and records the runs (ROS imported here, after the environment)."""
+
+    def __init__(self, children: Children, deadline: float, sim_params: Path) -> None:
+        import rclpy
+        from diagnostic_msgs.msg import DiagnosticArray
+        from rcl_interfaces.srv import SetParameters
+        from rclpy.executors import SingleThreadedExecutor
+        from rclpy.node import Node
+        from rclpy.qos import QoSProfile, ReliabilityPolicy
+        from sensor_msgs.msg import JointState
+        from trajectory_msgs.msg import JointTrajectory
+
+        self.children, self.deadline, self.sim_params = children, deadline, sim_params
+        if not rclpy.ok():
+            rclpy.init()
+        self.node = node = Node("jtc_demo_supervisor")
+        self.states: list = []
+        self.jtc_received: list = []
+        self.diagnostics: dict[str, str] = {}
+        states_qos = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE)
+        node.create_subscription(JointState, "joint_states", self.states.append, states_qos)
+        node.create_subscription(JointTrajectory, JTC_TOPIC, self.jtc_received.append, 10)
+        node.create_subscription(DiagnosticArray, "/diagnostics", self._on_diagnostics, 10)
+        self.to_jtc = node.create_publisher(JointTrajectory, JTC_TOPIC, 10)
+        self.to_node = node.create_publisher(JointTrajectory, f"{NODE}/trajectory_in", 10)
+        self.set_client = node.create_client(SetParameters, f"{NODE}/set_parameters")
+        self.executor = SingleThreadedExecutor()
+        self.executor.add_node(node)
+
+    def _on_diagnostics(self, msg) -> None:
+        for status in msg.status:
+            if status.name.startswith(f"{NODE}:"):
+                self.diagnostics = {"message": status.message, **{kv.key: kv.value for kv in status.values}}
+
+    def spin_until(self, done, what: str, limit: float = 60.0) -> None:
+        end = min(self.deadline, time.monotonic() + limit)
+        while not done():
+            self.children.check()
+            if time.monotonic() > end:
+                raise TimeoutError(f"timed out waiting for {what}")
+            self.executor.spin_once(timeout_sec=0.05)
+
+    def spin_for(self, seconds: float) -> None:
+        end = time.monotonic() + seconds
+        self.spin_until(lambda: time.monotonic() > end, "nothing", seconds + 10)
+
+    def wait_for_node(self) -> None:
+        self.spin_until(
+            lambda: self.diagnostics.get("model_loaded") == "True", "trajectory_feedforward's model"
+        )
+
+    def set_on_limit(self, value: str) -> None:
+        from rcl_interfaces.srv import SetParameters
+        from rclpy.parameter import Parameter
+
+        self.spin_until(self.set_client.service_is_ready, "the node's set_parameters service")
+        request = SetParameters.Request(parameters=[Parameter("on_limit", value=value).to_parameter_msg()])
+        future = self.set_client.call_async(request)
+        self.spin_until(future.done, "set_parameters")
+        bad = [r.reason for r in future.result().results if not r.successful]
+        if bad:
+            raise RuntimeError(f"on_limit {value} rejected: {bad}")
+
+    def message(self, points: Points):
+        from builtin_interfaces.msg import Duration
+        from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+        msg = JointTrajectory(joint_names=list(ARM))  # stamp 0: start on arrival
+        for k, t in enumerate(points.times):
+            sec, nanosec = divmod(round(float(t) * 1e9), 1_000_000_000)
+            msg.points.append(
+                JointTrajectoryPoint(
+                    positions=points.positions[k].tolist(),
+                    velocities=points.velocities[k].tolist(),
+                    accelerations=points.accelerations[k].tolist(),
+                    time_from_start=Duration(sec=sec, nanosec=nanosec),
+                )
+            )
+        return msg
+
+    def run(self, name: str, points: Points, through_node: bool) -> Run:
+        """A fresh simulator executes `points` (sent to the node or straight to JTC); its
+        joint_states are recorded until the trajectory's end + TAIL."""
+        sim = f"mujoco_sim_{name}"
+        publisher = self.to_node if through_node else self.to_jtc
+
+        def listeners() -> int:  # of the trajectories JTC gets: the simulator's and ours
+            if through_node:
+                return int(self.diagnostics.get("trajectory_out_subscribers", "0"))
+            return publisher.get_subscription_count()
+
+        self.spin_until(lambda: listeners() <= 1, "the previous simulator to leave")
+        self.children.start(
+            sim, ["-m", "rnea_ros.sim.sim_node", "--ros-args", "--params-file", str(self.sim_params)]
+        )
+        try:
+            self.states.clear()
+            # the simulator publishes (at rest, time 0) and listens for trajectories
+            self.spin_until(lambda: self.states and listeners() >= 2, f"{sim} to listen for trajectories")
+            self.spin_until(lambda: publisher.get_subscription_count() > 0, "the trajectory's receiver")
+            self.spin_for(0.5)  # discovery settles on every side
+            self.jtc_received.clear()
+            publisher.publish(self.message(points))
+            self.spin_until(lambda: self.jtc_received, f"the trajectory on {JTC_TOPIC}", 30.0)
+            executed = self._points(self.jtc_received[-1])
+            end = executed.times[-1] + TAIL
+            now = [0.0, time.monotonic()]
+
+            def done() -> bool:
+                t = _stamp(self.states[-1]) if self.states else 0.0
+                if t > now[0]:
+                    now[:] = [t, time.monotonic()]
+                elif time.monotonic() - now[1] > STALL:
+                    raise TimeoutError(f"{sim}: simulated time stuck at {t:.3f} s")
+                return t >= end
+
+            self.spin_until(done, f"{sim} to reach {end:.2f} s", 600.0)
+        finally:
+            self.children.stop(sim)
+        return self._run(name, executed)
+
+    def reject(self, points: Points) -> tuple[bool, str]:
+        """Send `points` to the node (on_limit reject): (nothing reached JTC, the diagnostics
+        reason)."""
+        before = int(self.diagnostics.get("trajectories_rejected", "0"))
+        self.jtc_received.clear()
+        self.to_node.publish(self.message(points))
+        self.spin_until(
+            lambda: int(self.diagnostics.get("trajectories_rejected", "0")) > before, "the rejection"
+        )
+        self.spin_for(1.0)
+        return not self.jtc_received, self.diagnostics.get("last_reason", "")
+
+    def _points(self, msg) -> Points:
+        order = [list(msg.joint_names).index(j) for j in ARM]
+
+        def field_of(attr: str):
+            rows = [list(getattr(p, attr)) for p in msg.points]
+            return np.array(rows)[:, order] if rows and rows[0] else None
+
+        times = np.array([p.time_from_start.sec + p.time_from_start.nanosec * 1e-9 for p in msg.points])
+        return Points(
+            times,
+            field_of("positions"),
+            field_of("velocities"),
+            field_of("accelerations"),
+            field_of("effort"),
+        )
+
+    def _run(self, name: str, points: Points) -> Run:
+        by_stamp = {}
+        for msg in self.states:
+            by_stamp[_stamp(msg)] = msg
+        stamps = sorted(by_stamp)
+        index = [list(by_stamp[stamps[0]].name).index(j) for j in ARM]
+        t = np.array(stamps)
+        q = np.array([np.asarray(by_stamp[s].position)[index] for s in stamps])
+        u = np.array([np.asarray(by_stamp[s].effort)[index] for s in stamps])
+        return Run(name, list(ARM), t, q, u, points)
+
+    def close(self) -> None:
+        import rclpy
+
+        self.executor.shutdown()
+        self.node.destroy_node()
+        rclpy.try_shutdown()
+
+
+def _stamp(msg) -> float:
+    return msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
+
+
+def check(summary, rejected_nothing_out: bool) -> list[str]:
+    failed = []
+    for name, ratio in zip(summary.joints, summary.improvement, strict=True):
+        if ratio < 10.0:
+            failed.append(f"{name}: RMS improvement {ratio:.1f}x < 10x")
+    if not rejected_nothing_out:
+        failed.append("on_limit reject: a trajectory reached JTC")
+    fast = summary.fast
+    if max(fast["unscaled_ratio"]) <= 1.0:
+        failed.append("the too-fast trajectory is within the limits: nothing to show")
+    if max(fast["annotated_ratio"]) > 1.0 + 1e-9:
+        failed.append(f"slow_down: annotated effort beyond a limit ({max(fast['annotated_ratio']):.4f})")
+    return failed
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m rnea_ros.sim.jtc_demo", description=__doc__.split("\n\n")[0]
+    )
+    parser.add_argument("--duration", type=float, default=8.0, help="multi-sine length, s (default 8)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the multi-sine")
+    parser.add_argument("--out", default="out", help="directory of the plot and logs (default ./out)")
+    parser.add_argument("--headless", "--no-plot", dest="plot", action="store_false", help="no PNG")
+    parser.add_argument("--json", help="also write the numbers to this JSON file")
+    parser.add_argument("--domain-id", type=int, default=20 + os.getpid() % 80, help="ROS_DOMAIN_ID")
+    parser.add_argument("--timeout", type=float, default=900.0, help="wall-clock limit, s")
+    args = parser.parse_args(argv)
+    sys.stdout.reconfigure(line_buffering=True)
+    if args.duration < 2.0:
+        print("--duration must be >= 2 s", file=sys.stderr)
+        return 2
+    os.environ["ROS_DOMAIN_ID"] = str(args.domain_id)
+    os.environ["ROS_LOCALHOST_ONLY"] = "1"
+    urdf_path = example_urdf_path("panda")
+    urdf = urdf_path.read_text()
+    model = RobotModel.from_urdf(urdf)
+    limit = model.effort_limit[[model.joint_index(j) for j in ARM]]
+    sine, shake = multisine_points(model, args.duration, args.seed), shake_points()
+    out = Path(args.out)
+    children = Children(out / "jtc_demo_logs")
+    print(
+        f"JTC demo: {urdf_path}\n  multi-sine {args.duration:g} s, JTC gains p {KP} d {KD} (i = 0), "
+        f"physics and JTC at 1 kHz"
+    )
+    started = time.monotonic()
+    supervisor = None
+    try:
+        with tempfile.TemporaryDirectory(prefix="rnea_jtc_demo_") as tmp:
+            node_file = _params_file(Path(tmp) / "node.yaml", "trajectory_feedforward", node_parameters(urdf))
+            sim_file = _params_file(Path(tmp) / "sim.yaml", "mujoco_sim", sim_parameters(urdf))
+            children.start(
+                "trajectory_feedforward",
+                ["-m", "rnea_ros.node.trajectory_feedforward", "--ros-args", "--params-file", str(node_file)]
+                + ["-r", f"~/trajectory_out:={JTC_TOPIC}"],
+            )
+            supervisor = Supervisor(children, started + args.timeout, sim_file)
+            supervisor.wait_for_node()
+            print("  run 1: JTC PID alone (multi-sine straight to JTC)")
+            pid = supervisor.run("pid", sine, through_node=False)
+            print("  run 2: JTC PID + annotated efforts (multi-sine through trajectory_feedforward)")
+            ff = supervisor.run("ff", sine, through_node=True)
+            print("  run 3: too-fast trajectory, on_limit reject")
+            supervisor.set_on_limit("reject")
+            nothing_out, reject_reason = supervisor.reject(shake)
+            print(f"    nothing reached JTC: {nothing_out}; reason: {reject_reason}")
+            print("  run 4: too-fast trajectory, on_limit slow_down")
+            supervisor.set_on_limit("slow_down")
+            fast = supervisor.run("fast", shake, through_node=True)
+            slow_reason = supervisor.diagnostics.get("last_reason", "")
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except (RuntimeError, TimeoutError) as exc:
+        print(f"JTC demo failed: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        if supervisor is not None:
+            supervisor.close()
+        children.stop_all()
+
+    t_unscaled, tau_unscaled = unscaled_efforts(model, shake)
+    window = (fast.t >= 0) & (fast.t <= fast.duration)
+    fast_numbers = {
+        "reject": reject_reason,
+        "reject_nothing_out": nothing_out,
+        "slow_down": slow_reason,
+        "k": fast.duration / float(shake.times[-1]),
+        "unscaled_ratio": (np.max(np.abs(tau_unscaled), axis=0) / limit).tolist(),
+        "annotated_ratio": (np.max(np.abs(fast.points.efforts), axis=0) / limit).tolist(),
+        "applied_ratio": (np.max(np.abs(fast.u[window]), axis=0) / limit).tolist(),
+        "tracking_rms_deg": fast.tracking()[0].tolist(),
+    }
+    summary = summarize(pid, ff, limit, fast_numbers)
+    print(f"\nran in {time.monotonic() - started:.1f} s wall\n")
+    print(table(summary))
+    failed = check(summary, nothing_out)
+    if args.json:
+        Path(args.json).write_text(json.dumps({**summary.to_dict(), "failed": failed}, indent=1))
+    print(
+        "\ntargets (RMS ratio >= 10x on every joint, rejected trajectory never reaches JTC, annotated "
+        "efforts within limits after slowing down): "
+        + ("all met" if not failed else "MISSED\n  " + "\n  ".join(failed))
+    )
+    if args.plot:
+        path = plot(pid, ff, fast, (t_unscaled, tau_unscaled), limit, out / "jtc_demo.png")
+        print(f"plot: {path.resolve()}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
