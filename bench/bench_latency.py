@@ -33,6 +33,7 @@ import argparse
 import json
 import os
 import shlex
+import shutil
 import signal
 import subprocess
 import sys
@@ -343,10 +344,12 @@ def main() -> int:
     finally:
         for s in subjects:
             stop(s)
+        shutil.rmtree(tmp, ignore_errors=True)
     rows = summarize(cells, args.rates, args.subjects)
+    loads = [c["load"] for c in cells]
     print(f"\nlatency joint_states -> answer, Panda 7 joints, {args.duration:g} s per cell after "
           f"{args.warmup:g} s warm-up, {args.repeat} repetitions, {os.cpu_count()} cores, "
-          f"load {os.getloadavg()[0]:.1f}, {time.monotonic() - t_start:.0f} s in all; "
+          f"load {min(loads):.1f}–{max(loads):.1f}, {time.monotonic() - t_start:.0f} s in all; "
           "median (min–max) over repetitions, max over all\n")
     print(markdown(rows))
     print(f"\nharness (publisher and receiver: priority {args.sched}, "

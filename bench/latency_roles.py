@@ -88,6 +88,13 @@ def template() -> bytearray:
     return raw
 
 
+def patch(raw: bytearray, stamp: int, seq: int) -> bytes:
+    """The template with this stamp (ns) and sequence number, serialized."""
+    struct.pack_into("<iI", raw, SEC, *divmod(stamp, 1_000_000_000))
+    raw[FRAME : FRAME + SEQ_DIGITS] = b"%010d" % seq
+    return bytes(raw)
+
+
 def decode(raw: bytes) -> tuple[int, int]:
     """(stamp in ns, sequence number) of a serialized JointState (-1 when frame_id is no number)."""
     sec, nsec, length = struct.unpack_from("<iII", raw, SEC)
@@ -126,9 +133,7 @@ def publish(
         while time.monotonic_ns() < due:
             pass
         stamp = time.time_ns()
-        struct.pack_into("<iI", raw, SEC, *divmod(stamp, 1_000_000_000))
-        raw[FRAME : FRAME + SEQ_DIGITS] = b"%010d" % k
-        pub.publish(bytes(raw))
+        pub.publish(patch(raw, stamp, k))
         log[k] = k, due, stamp
     wall = (time.monotonic_ns() - t0) * 1e-9
     cpu_s = time.process_time() - cpu0
