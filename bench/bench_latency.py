@@ -169,12 +169,15 @@ def run_cell(
                 proc.wait(10)
             except subprocess.TimeoutExpired:
                 proc.kill()
+    tx_cpu = np.load(str(tx_out).replace(".npy", "_cpu.npy"))  # cpu s, wall s, skipped slots
+    rx_cpu = np.load(str(rx_out).replace(".npy", "_cpu.npy"))  # cpu s, wall s
     return analyse(np.load(tx_out), np.load(rx_out), int(round(rate * warmup)), cpu1 - cpu0) | {
         "subject": subject.name,
         "rate": rate,
         "load": load,
-        "publisher_cpu": float(np.divide(*np.load(str(tx_out).replace(".npy", "_cpu.npy")))),
-        "receiver_cpu": float(np.divide(*np.load(str(rx_out).replace(".npy", "_cpu.npy")))),
+        "publisher_cpu": float(tx_cpu[0] / tx_cpu[1]),
+        "skipped": int(tx_cpu[2]),
+        "receiver_cpu": float(rx_cpu[0] / rx_cpu[1]),
     }
 
 
@@ -282,7 +285,9 @@ def harness(cells: list[dict], rates: list[float]) -> list[str]:
         if null:
             text += f"null subject delivered {100 * min(null):.2f} % (worst of {len(null)}); "
         text += (
-            f"publisher send lateness p99 ≤ {max(c['publisher_late_p99'] for c in mine):.3f} ms, "
+            f"publisher send lateness p99 ≤ {max(c['publisher_late_p99'] for c in mine):.3f} ms "
+            f"({sum(c['skipped'] for c in mine)} slots skipped as the publisher was stalled > 2 periods, "
+            f"{sum(c['sent'] for c in mine)} sent), "
             f"receiver reception→take p99 ≤ {max(c['receiver_lag_p99'] for c in mine):.3f} ms, "
             f"publisher CPU ≤ {100 * max(c['publisher_cpu'] for c in mine):.0f} %, "
             f"receiver CPU ≤ {100 * max(c['receiver_cpu'] for c in mine):.0f} % of a core"
@@ -302,7 +307,7 @@ def main() -> int:
                         help="command starting the node (--ros-args ... is appended)")
     parser.add_argument("--node-answer", default="/inverse_dynamics/joint_efforts",
                         help="the node's answer topic (JointState carrying the input header)")
-    parser.add_argument("--spin-us", type=float, default=50.0, help="publisher busy-wait before a send, µs")
+    parser.add_argument("--spin-us", type=float, default=20.0, help="publisher busy-wait before a send, µs")
     cpus = sorted(os.sched_getaffinity(0))
     parser.add_argument("--pin", type=int, nargs=2, metavar=("PUB_CPU", "RX_CPU"),
                         default=[cpus[0], cpus[-1]] if len(cpus) > 1 else None,

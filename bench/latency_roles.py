@@ -1,15 +1,16 @@
 """The processes of bench/bench_latency.py other than the subject under test (and the echo subjects).
 
-    python bench/latency_roles.py publish TOPIC RATE COUNT OUT.npy [--spin-us 50] [--cpu N] [--sched S]
+    python bench/latency_roles.py publish TOPIC RATE COUNT OUT.npy [--spin-us 20] [--cpu N] [--sched S]
     python bench/latency_roles.py receive TOPIC OUT.npy [--no-wait] [--cpu N] [--sched S]
     python bench/latency_roles.py echo {spin,waitset,events} IN_TOPIC OUT_TOPIC
 
 - publish: JointState of the Panda arm's 7 joints on an absolute schedule t_k = t0 + k / RATE
-  (sleep until SPIN_US before t_k, then busy-wait), each stamped with its send time
+  (sleep until SPIN_US before t_k, then busy-wait; a slot missed by more than 2 periods, when the
+  publisher itself was stalled, is skipped rather than sent in a burst), each stamped with its send time
   (time.time_ns, the system clock) and numbered in header.frame_id, from the moment it reads a
   line on stdin (it prints "matched" once the topic has a subscriber). The message is serialized once
   and only its stamp and number are patched, so a publish costs one rcl call. Saves, per message,
-  the sequence number, the scheduled time and the stamp (ns).
+  the sequence number, the scheduled time and the stamp (ns) of every message sent.
 - receive: one subscription in a dedicated wait set; every wake-up takes every queued message
   (serialized, no deserialization) and records the take time (time.time_ns), the middleware's
   reception time and the stamp and number read from the CDR header. Prints "ready" once the topic
@@ -44,6 +45,7 @@ from sensor_msgs.msg import JointState
 
 ARM = [f"panda_joint{i}" for i in range(1, 8)]
 Q0 = [0.0, -0.4, 0.0, -2.0, 0.0, 1.6, 0.8]
+MAX_LATE = 2  # periods: a slot the publisher missed by more is skipped (counted), not sent late
 SEQ_DIGITS = 10  # header.frame_id = the zero-padded sequence number
 BEST_EFFORT, RELIABLE = ReliabilityPolicy.BEST_EFFORT, ReliabilityPolicy.RELIABLE
 KEEP_LAST = HistoryPolicy.KEEP_LAST
@@ -125,21 +127,26 @@ def publish(
     gc.disable()
     cpu0 = time.process_time()
     t0 = time.monotonic_ns() + 10_000_000
+    sent = 0
     for k in range(count):
         due = t0 + k * period
         ahead = due - time.monotonic_ns() - spin_ns
         if ahead > 0:
             time.sleep(ahead * 1e-9)
+        elif ahead < -MAX_LATE * period:
+            continue  # the publisher was stalled: a driver sends its current state, not a backlog
         while time.monotonic_ns() < due:
             pass
         stamp = time.time_ns()
         pub.publish(patch(raw, stamp, k))
-        log[k] = k, due, stamp
+        log[sent] = k, due, stamp
+        sent += 1
     wall = (time.monotonic_ns() - t0) * 1e-9
     cpu_s = time.process_time() - cpu0
+    log = log[:sent]
     log[:, 1] += time.time_ns() - time.monotonic_ns()  # scheduled times on the system clock
     np.save(out, log)
-    np.save(out.replace(".npy", "_cpu.npy"), np.array([cpu_s, wall]))
+    np.save(out.replace(".npy", "_cpu.npy"), np.array([cpu_s, wall, count - sent]))
     node.destroy_node()
     rclpy.try_shutdown()
 
@@ -229,7 +236,7 @@ def main(argv: list[str]) -> None:
         if name == "publish":
             role.add_argument("rate", type=float)
             role.add_argument("count", type=int)
-            role.add_argument("--spin-us", type=float, default=50.0, help="busy-wait before a send")
+            role.add_argument("--spin-us", type=float, default=20.0, help="busy-wait before a send")
         else:
             role.add_argument("--no-wait", action="store_true", help="ready before a publisher appears")
         role.add_argument("out")
