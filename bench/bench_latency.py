@@ -4,8 +4,12 @@ by a harness that cannot be the bottleneck.
 Three processes per measurement (bench/latency_roles.py): a publisher sends stamped, numbered
 JointState messages of the Panda arm's 7 joints on an absolute schedule (t_k = t0 + k / rate,
 sleep then busy-wait); the subject answers; a receiver takes every answer from a dedicated wait
-set in its own process and records its arrival. Publisher, subject and receiver share the system
-clock, so latency = arrival - the input's stamp (answers carry the input's header). Subjects:
+set in its own process and records its arrival (the middleware's reception time; the take time
+too, to show the receiver never lags). Publisher, subject and receiver share the system clock, so
+latency = arrival - the input's stamp (answers carry the input's header). Publisher and receiver
+run at SCHED_FIFO when permitted (else nice -10) and pinned to the first and last CPU, so the
+subject's load cannot delay them; slots the publisher itself misses by more than 2 periods (a
+stalled machine) are skipped and counted rather than sent in a burst. Subjects:
 
 - null: no subject, the receiver listens to the publisher itself: the harness's own capacity;
 - echo: JointState in -> JointState out (input header, positions as efforts) under rclpy.spin
@@ -24,7 +28,7 @@ the subject process's utime + stime over the measurement / the answers received.
 
     .venv/bin/python bench/bench_latency.py [--rates 1000 2000] [--repeat 3] [--duration 8]
         [--subjects null echo echo-waitset echo-events node] [--node-cmd "python -m ..."]
-        [--json out.json]
+        [--sched auto|fifo|nice|none] [--pin PUB_CPU RX_CPU | --no-pin] [--json out.json]
 """
 
 from __future__ import annotations
