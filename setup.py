@@ -29,6 +29,7 @@ setup(
             "inverse_dynamics_node = rnea_ros.node.main:main",
             "mujoco_sim_node = rnea_ros.sim.sim_node:main",
             "multisine_trajectory = rnea_ros.sim.multisine_node:main",
+            "identify = rnea_ros.identify:main",
         ],
     },
 )

@@ -80,8 +80,10 @@ def read_joint_states(
             seen.update(index)
             if names is None:
                 names = tuple(msg.name)
-            if len(index) != len(msg.name) or len(msg.position) != len(msg.name) or any(
-                n not in index for n in names
+            if (
+                len(index) != len(msg.name)
+                or len(msg.position) != len(msg.name)
+                or any(n not in index for n in names)
             ):
                 skipped += 1
                 continue

@@ -276,7 +276,12 @@ def consistency(model: RobotModel) -> list[BodyConsistency]:
         mass_ok = m >= 0 and (m > 0 or float(np.abs(block[1:4]).max()) <= tol)
         out.append(
             BodyConsistency(
-                link, float(m), c, moments, bool(mass_ok), bool(moments[0] >= -tol),
+                link,
+                float(m),
+                c,
+                moments,
+                bool(mass_ok),
+                bool(moments[0] >= -tol),
                 bool(moments[0] + moments[1] >= moments[2] - tol),
             )
         )
@@ -399,6 +404,88 @@ class Identification:
         }
 
 
+def pseudo_inertia(pi10: npt.ArrayLike) -> np.ndarray:
+    """4×4 pseudo-inertia [[½ tr(I) 1 − I, h], [hᵀ, m]] of a body's standard parameters; it is
+    positive semi-definite exactly when the body is physically consistent (mass ≥ 0, inertia
+    about the com ≥ 0, triangle inequality), Wensing, Kim and Slotine 2017."""
+    pi10 = np.asarray(pi10, dtype=float)
+    i_o = _inertia_matrix(pi10[4:])
+    out = np.empty((4, 4))
+    out[:3, :3] = 0.5 * np.trace(i_o) * np.eye(3) - i_o
+    out[:3, 3] = out[3, :3] = pi10[1:4]
+    out[3, 3] = pi10[0]
+    return out
+
+
+# d J / d π_k for the 10 standard parameters of a body (J is linear in π)
+_PSEUDO_BASIS = np.array([pseudo_inertia(np.eye(PER_BODY)[k]) for k in range(PER_BODY)])
+
+
+def _make_physical(
+    model: RobotModel, pi: np.ndarray, pi0: np.ndarray, scale: np.ndarray, basis: BaseParameters
+) -> tuple[np.ndarray, list[str]]:
+    """Move π along the structural null space of Y (torques unchanged) to the point closest to π0
+    (scaled) where every body's pseudo-inertia is positive semi-definite and friction and armature
+    stay ≥ 0 (SLSQP). Returns π unchanged when it is already consistent or no such point is found."""
+    n = model.nv
+    links = body_links(model)
+    margin = 1e-9 * scale[4 : PER_BODY * n : PER_BODY]  # per body, kg m²
+
+    def min_eig(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        vals, vecs = [], []
+        for b in range(n):
+            w, v = np.linalg.eigh(pseudo_inertia(x[body_columns(model, b)]))
+            vals.append(w[0])
+            vecs.append(v[:, 0])
+        return np.array(vals), np.array(vecs)
+
+    before, _ = min_eig(pi)
+    if np.all(before >= -margin):
+        return pi, []
+    dep = basis.dependent
+    null = np.zeros((pi.size, dep.size))  # π + null z has the same base parameters
+    null[dep, np.arange(dep.size)] = 1.0
+    null[basis.independent] = -basis.K
+    null = null[:, np.any(null[: PER_BODY * n] != 0, axis=0)]
+    if null.shape[1] == 0:
+        return pi, []
+    nonneg = np.arange(PER_BODY * n, pi.size)
+    nonneg = nonneg[np.any(null[nonneg] != 0, axis=1)]
+
+    def objective(z: np.ndarray) -> tuple[float, np.ndarray]:
+        r = (pi + null @ z - pi0) / scale
+        return float(r @ r), 2.0 * null.T @ (r / scale)
+
+    def constraint(z: np.ndarray) -> np.ndarray:
+        vals, _ = min_eig(pi + null @ z)
+        return np.concatenate([(vals - margin) / scale[PER_BODY * np.arange(n)], (pi + null @ z)[nonneg]])
+
+    def constraint_jac(z: np.ndarray) -> np.ndarray:
+        _, vecs = min_eig(pi + null @ z)
+        rows = np.zeros((n, pi.size))
+        for b in range(n):
+            u = vecs[b]
+            rows[b, body_columns(model, b)] = (
+                np.einsum("a,kab,b->k", u, _PSEUDO_BASIS, u) / scale[PER_BODY * b]
+            )
+        return np.vstack([rows @ null, null[nonneg]])
+
+    res = optimize.minimize(
+        objective,
+        np.zeros(null.shape[1]),
+        jac=True,
+        method="SLSQP",
+        constraints=[{"type": "ineq", "fun": constraint, "jac": constraint_jac}],
+        options={"maxiter": 500, "ftol": 1e-14},
+    )
+    out = pi + null @ res.x
+    after, _ = min_eig(out)
+    if not np.all(after >= -10 * margin - 1e-12):
+        return pi, []
+    out[nonneg] = np.maximum(out[nonneg], 0.0)
+    return out, [links[b] for b in range(n) if before[b] < -margin[b]]
+
+
 def _payload_pi(m: float, c: np.ndarray) -> np.ndarray:
     """Standard parameters of a point mass m at c (body frame)."""
     i_o = m * (float(c @ c) * np.eye(3) - np.outer(c, c))
@@ -426,6 +513,7 @@ def identify(
     split: float = 0.7,
     prior_weight: float = 1.0,
     weighted: bool = True,
+    physical: bool = True,
     gravity: npt.ArrayLike = GRAVITY,
     smoothing_velocity: float = SMOOTHING_VELOCITY,
 ) -> Identification:
@@ -438,6 +526,8 @@ def identify(
     "payload" fits a rigid load on `payload_link` (default: the model's tip link, or the last
     body's link): its mass and centre of mass as a point mass (nonlinear least squares on the
     reduced problem), with `payload_inertia` also its inertia about the com (linear).
+    With `physical`, bodies the fit leaves physically inconsistent are moved, along parameter
+    combinations that change no torque, to the consistent point closest to the model's values.
     """
     what = tuple(dict.fromkeys(what))
     bad = [w for w in what if w not in WHAT]
@@ -530,6 +620,10 @@ def identify(
     for kind in ("viscous", "coulomb", "armature"):
         sl = joint_columns(model, kind)
         pi[sl] = np.maximum(pi[sl], 0.0)
+    if "inertial" in what and physical:
+        pi, moved = _make_physical(model, pi, pi0, _scales(model, pi0), basis)
+        if moved:
+            notes.append(f"bodies made physically consistent within the null space: {', '.join(moved)}")
 
     payload = None
     if payload_body >= 0:
@@ -649,4 +743,3 @@ def identify_payload(
 ) -> Identification:
     """A payload on `link` (mass, com, optionally inertia) with everything else held."""
     return identify(model, samples, ("payload",), payload_link=link, payload_inertia=inertia, **kwargs)
-
