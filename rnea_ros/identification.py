@@ -311,11 +311,11 @@ class _Reduced:
 
     def __init__(self, n: int, width: int) -> None:
         self.r = [np.zeros((0, width + 1)) for _ in range(n)]
-        self.rows = 0
+        self.rows = np.zeros(n, dtype=np.int64)
 
-    def add(self, y: np.ndarray, rhs: np.ndarray) -> None:
-        """y (N, n, width), rhs (N, n)."""
-        self.rows += y.shape[0]
+    def add(self, y: np.ndarray, rhs: np.ndarray, rows: np.ndarray) -> None:
+        """y (N, n, width), rhs (N, n); rows (n,) = the rows of each joint that count."""
+        self.rows += rows
         for j in range(len(self.r)):
             stacked = np.vstack([self.r[j], np.column_stack([y[:, j, :], rhs[:, j]])])
             self.r[j] = linalg.qr(stacked, mode="r", overwrite_a=True, check_finite=False)[0][
@@ -325,7 +325,7 @@ class _Reduced:
     def residual(self, x: np.ndarray) -> np.ndarray:
         """Per-joint residual RMS of the fit x (scaled free parameters)."""
         v = np.append(x, -1.0)
-        return np.array([np.linalg.norm(r @ v) for r in self.r]) / np.sqrt(max(self.rows, 1))
+        return np.array([np.linalg.norm(r @ v) for r in self.r]) / np.sqrt(np.maximum(self.rows, 1))
 
     def stacked(self, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(A, b) with ||A x − b|| = weighted residual norm."""
@@ -417,73 +417,116 @@ def pseudo_inertia(pi10: npt.ArrayLike) -> np.ndarray:
     return out
 
 
-# d J / d π_k for the 10 standard parameters of a body (J is linear in π)
-_PSEUDO_BASIS = np.array([pseudo_inertia(np.eye(PER_BODY)[k]) for k in range(PER_BODY)])
+def _from_pseudo(j: np.ndarray) -> np.ndarray:
+    """Standard parameters of a pseudo-inertia (inverse of `pseudo_inertia`: I = tr(Σ) 1 − Σ)."""
+    sigma = j[:3, :3]
+    i_o = np.trace(sigma) * np.eye(3) - sigma
+    return np.array([j[3, 3], *j[:3, 3], i_o[0, 0], i_o[0, 1], i_o[1, 1], i_o[0, 2], i_o[1, 2], i_o[2, 2]])
 
 
-def _make_physical(
-    model: RobotModel, pi: np.ndarray, pi0: np.ndarray, scale: np.ndarray, basis: BaseParameters
+_TRIU = np.triu_indices(4)
+_DIAG = np.flatnonzero(_TRIU[0] == _TRIU[1])
+
+
+def _pseudo_of_theta(theta: np.ndarray) -> np.ndarray:
+    """J = U Uᵀ, U upper triangular with diagonal exp(θ_diag): every θ ∈ R¹⁰ is a physical body
+    (Rucker and Wensing 2022); `_theta_of_pseudo` inverts it for J ≻ 0."""
+    u = np.zeros((4, 4))
+    t = theta.copy()
+    t[_DIAG] = np.exp(t[_DIAG])
+    u[_TRIU] = t
+    return u @ u.T
+
+
+def _pi_of_theta(theta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Standard parameters of `_pseudo_of_theta(θ)` and their (10, 10) derivative by θ."""
+    u = np.zeros((4, 4))
+    t = theta.copy()
+    t[_DIAG] = np.exp(t[_DIAG])
+    u[_TRIU] = t
+    jac = np.empty((PER_BODY, PER_BODY))
+    for k, (r, c) in enumerate(zip(*_TRIU, strict=True)):
+        du = np.zeros((4, 4))
+        du[r, c] = t[k] if r == c else 1.0
+        d_j = du @ u.T
+        jac[:, k] = _from_pseudo(d_j + d_j.T)
+    return _from_pseudo(u @ u.T), jac
+
+
+def _theta_of_pseudo(j: np.ndarray) -> np.ndarray:
+    flip = j[::-1, ::-1]
+    u = np.linalg.cholesky(flip)[::-1, ::-1]  # J = U Uᵀ with U upper triangular
+    theta = u[_TRIU].copy()
+    theta[_DIAG] = np.log(theta[_DIAG])
+    return theta
+
+
+def _physical_fit(
+    model: RobotModel,
+    a: np.ndarray,
+    b: np.ndarray,
+    lam: float,
+    lower: np.ndarray,
+    x: np.ndarray,
+    cols: np.ndarray,
+    scale: np.ndarray,
+    pi0: np.ndarray,
 ) -> tuple[np.ndarray, list[str]]:
-    """Move π along the structural null space of Y (torques unchanged) to the point closest to π0
-    (scaled) where every body's pseudo-inertia is positive semi-definite and friction and armature
-    stay ≥ 0 (SLSQP). Returns π unchanged when it is already consistent or no such point is found."""
+    """Refit with every free body physically consistent: each body's pseudo-inertia is U Uᵀ
+    (smooth, unconstrained in θ), the other free parameters stay linear with their bounds;
+    nonlinear least squares on the reduced problem from the unconstrained fit with its bodies'
+    pseudo-inertias clipped to positive definite. Returns the scaled free parameters and the
+    bodies that were inconsistent; x unchanged when every body already is consistent."""
     n = model.nv
     links = body_links(model)
-    margin = 1e-9 * scale[4 : PER_BODY * n : PER_BODY]  # per body, kg m²
+    bodies = [
+        bd for bd in range(n) if np.all(np.isin(np.arange(*body_columns(model, bd).indices(10 * n)), cols))
+    ]
+    pi = pi0.copy()
+    pi[cols] += x * scale
+    bad = []
+    thetas = []
+    for bd in bodies:
+        j = pseudo_inertia(pi[body_columns(model, bd)])
+        w, v = np.linalg.eigh(j)
+        tol = 1e-9 * max(1.0, float(np.abs(w).max()))
+        if w[0] < -tol or (w[0] <= tol and np.any(j)):
+            bad.append(bd)
+        floor = 1e-6 * max(float(w.max()), 1e-12)
+        thetas.append(_theta_of_pseudo(v @ np.diag(np.maximum(w, floor)) @ v.T))
+    if not bad:
+        return x, []
+    body_pos = [np.searchsorted(cols, PER_BODY * bd) + np.arange(PER_BODY) for bd in bodies]
+    linear = np.setdiff1d(np.arange(cols.size), np.concatenate(body_pos))
+    k = len(bodies) * PER_BODY
 
-    def min_eig(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        vals, vecs = [], []
-        for b in range(n):
-            w, v = np.linalg.eigh(pseudo_inertia(x[body_columns(model, b)]))
-            vals.append(w[0])
-            vecs.append(v[:, 0])
-        return np.array(vals), np.array(vecs)
+    def unpack(z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """x(z) and dx/dz."""
+        out = np.empty(cols.size)
+        jac = np.zeros((cols.size, z.size))
+        for i, pos in enumerate(body_pos):
+            pi10, d_pi = _pi_of_theta(z[PER_BODY * i : PER_BODY * (i + 1)])
+            out[pos] = (pi10 - pi0[cols[pos]]) / scale[pos]
+            jac[pos, PER_BODY * i : PER_BODY * (i + 1)] = d_pi / scale[pos][:, None]
+        out[linear] = z[k:]
+        jac[linear, k + np.arange(linear.size)] = 1.0
+        return out, jac
 
-    before, _ = min_eig(pi)
-    if np.all(before >= -margin):
-        return pi, []
-    dep = basis.dependent
-    null = np.zeros((pi.size, dep.size))  # π + null z has the same base parameters
-    null[dep, np.arange(dep.size)] = 1.0
-    null[basis.independent] = -basis.K
-    null = null[:, np.any(null[: PER_BODY * n] != 0, axis=0)]
-    if null.shape[1] == 0:
-        return pi, []
-    nonneg = np.arange(PER_BODY * n, pi.size)
-    nonneg = nonneg[np.any(null[nonneg] != 0, axis=1)]
+    stacked = np.vstack([a, lam * np.eye(cols.size)])
+    target = np.concatenate([b, np.zeros(cols.size)])
 
-    def objective(z: np.ndarray) -> tuple[float, np.ndarray]:
-        r = (pi + null @ z - pi0) / scale
-        return float(r @ r), 2.0 * null.T @ (r / scale)
+    def residual(z: np.ndarray) -> np.ndarray:
+        return stacked @ unpack(z)[0] - target
 
-    def constraint(z: np.ndarray) -> np.ndarray:
-        vals, _ = min_eig(pi + null @ z)
-        return np.concatenate([(vals - margin) / scale[PER_BODY * np.arange(n)], (pi + null @ z)[nonneg]])
+    def jacobian(z: np.ndarray) -> np.ndarray:
+        return stacked @ unpack(z)[1]
 
-    def constraint_jac(z: np.ndarray) -> np.ndarray:
-        _, vecs = min_eig(pi + null @ z)
-        rows = np.zeros((n, pi.size))
-        for b in range(n):
-            u = vecs[b]
-            rows[b, body_columns(model, b)] = (
-                np.einsum("a,kab,b->k", u, _PSEUDO_BASIS, u) / scale[PER_BODY * b]
-            )
-        return np.vstack([rows @ null, null[nonneg]])
-
-    res = optimize.minimize(
-        objective,
-        np.zeros(null.shape[1]),
-        jac=True,
-        method="SLSQP",
-        constraints=[{"type": "ineq", "fun": constraint, "jac": constraint_jac}],
-        options={"maxiter": 500, "ftol": 1e-14},
+    z0 = np.concatenate([*thetas, np.maximum(x[linear], lower[linear])])
+    lo = np.concatenate([np.full(k, -np.inf), lower[linear]])
+    res = optimize.least_squares(
+        residual, z0, jac=jacobian, bounds=(lo, np.inf), x_scale="jac", xtol=1e-6, ftol=1e-7, max_nfev=200
     )
-    out = pi + null @ res.x
-    after, _ = min_eig(out)
-    if not np.all(after >= -10 * margin - 1e-12):
-        return pi, []
-    out[nonneg] = np.maximum(out[nonneg], 0.0)
-    return out, [links[b] for b in range(n) if before[b] < -margin[b]]
+    return unpack(res.x)[0], [links[bd] for bd in bad]
 
 
 def _payload_pi(m: float, c: np.ndarray) -> np.ndarray:
@@ -514,6 +557,7 @@ def identify(
     prior_weight: float = 1.0,
     weighted: bool = True,
     physical: bool = True,
+    min_speed: float = 0.0,
     gravity: npt.ArrayLike = GRAVITY,
     smoothing_velocity: float = SMOOTHING_VELOCITY,
 ) -> Identification:
@@ -526,8 +570,11 @@ def identify(
     "payload" fits a rigid load on `payload_link` (default: the model's tip link, or the last
     body's link): its mass and centre of mass as a point mass (nonlinear least squares on the
     reduced problem), with `payload_inertia` also its inertia about the com (linear).
-    With `physical`, bodies the fit leaves physically inconsistent are moved, along parameter
-    combinations that change no torque, to the consistent point closest to the model's values.
+    Rows of joint j where |q̇_j| < `min_speed` (rad/s or m/s) are left out of the fit (sticking
+    phases, where dry friction takes any value within ±F_c; validation keeps every sample).
+    With `physical`, when the linear fit leaves a body physically inconsistent, every free body is
+    refitted as a pseudo-inertia U Uᵀ (consistent by construction; nonlinear least squares on the
+    same reduced, whitened and regularised problem).
     """
     what = tuple(dict.fromkeys(what))
     bad = [w for w in what if w not in WHAT]
@@ -540,6 +587,8 @@ def identify(
         )
     if not 0 < split <= 1:
         raise ValueError(f"split must be in (0, 1], got {split}")
+    if not min_speed >= 0:
+        raise ValueError(f"min_speed must be >= 0, got {min_speed}")
     if not prior_weight >= 0:
         raise ValueError(f"prior_weight must be >= 0, got {prior_weight}")
     n = model.nv
@@ -584,8 +633,14 @@ def identify(
         part = train.part(slice(start, start + chunk))
         y = regressor(model, part.q, part.qd, part.qdd, **reg)
         rhs = part.tau - y @ pi0
-        reduced.add(y[:, :, cols] * scale, rhs)
+        keep = np.abs(part.qd) >= min_speed  # (N, n): rows of joints moving fast enough
+        reduced.add(y[:, :, cols] * scale * keep[:, :, None], rhs * keep, keep.sum(axis=0))
 
+    if reduced.rows.sum() < 2 * cols.size:
+        raise ValueError(
+            f"too few samples: {int(reduced.rows.sum())} joint rows faster than min_speed {min_speed} "
+            f"for {cols.size} free parameters"
+        )
     basis = base_parameters(model, cols, gravity=gravity)
     a_plain = reduced.stacked(np.ones(n))[0] / scale  # R of [Y S] is R of Y times S
     base_idx = np.searchsorted(cols, basis.independent)
@@ -613,6 +668,10 @@ def identify(
     notes: list[str] = []
     if "payload" in what and not payload_inertia:
         x = _point_mass_fit(a, b, lam, lower, x, cols, scale, payload_body)
+    if "inertial" in what and physical:
+        x, moved = _physical_fit(model, a, b, lam, lower, x, cols, scale, pi0)
+        if moved:
+            notes.append(f"refitted with physically consistent bodies (were not: {', '.join(moved)})")
     delta = np.zeros(p)
     delta[cols] = x * scale
     pi = pi0 + delta
@@ -620,10 +679,6 @@ def identify(
     for kind in ("viscous", "coulomb", "armature"):
         sl = joint_columns(model, kind)
         pi[sl] = np.maximum(pi[sl], 0.0)
-    if "inertial" in what and physical:
-        pi, moved = _make_physical(model, pi, pi0, _scales(model, pi0), basis)
-        if moved:
-            notes.append(f"bodies made physically consistent within the null space: {', '.join(moved)}")
 
     payload = None
     if payload_body >= 0:
