@@ -21,9 +21,11 @@ Samples are reduced on the fly (chunked QR of [Y | τ] per joint), so long recor
 
 Derivatives: when q̇ or q̈ are not recorded they come from positions by zero-phase filtering
 (`scipy.signal.filtfilt`, Butterworth low-pass of order 4 at `cutoff` Hz, run forward and
-backward, so no phase lag) and second-order central finite differences (`numpy.gradient`, which
-takes the actual sample times); the efforts get the same filter so both sides of τ = Y π see the
-same smoothing. One cut-off period is trimmed at both ends (filter edge transients).
+backward, so no phase lag; odd extension over 6 cut-off periods at both ends) and second-order
+central finite differences (`numpy.gradient`, which takes the actual sample times); the efforts
+get the same filter so both sides of τ = Y π see the same smoothing. One cut-off period is
+trimmed at both ends (filter edge transients). Savitzky-Golay would do as well; Butterworth makes
+the cut-off an explicit frequency.
 """
 
 from __future__ import annotations
@@ -95,7 +97,8 @@ def lowpass(t: npt.ArrayLike, x: npt.ArrayLike, cutoff: float, order: int = 4) -
     x = np.asarray(x, dtype=float)
     if len(x) <= 3 * max(len(a), len(b)):
         raise ValueError(f"too few samples ({len(x)}) to filter")
-    return signal.filtfilt(b, a, x, axis=0)
+    # odd extension over 6 cut-off periods: the start-up transient dies out in the padding
+    return signal.filtfilt(b, a, x, axis=0, padlen=min(len(x) - 1, int(np.ceil(6 * fs / cutoff))))
 
 
 def prepare(
@@ -425,6 +428,7 @@ def _from_pseudo(j: np.ndarray) -> np.ndarray:
 
 
 _TRIU = np.triu_indices(4)
+_THETA_MAX = 30.0  # |log| of U's diagonal: keeps trial steps of the refit finite
 _DIAG = np.flatnonzero(_TRIU[0] == _TRIU[1])
 
 
@@ -433,7 +437,7 @@ def _pseudo_of_theta(theta: np.ndarray) -> np.ndarray:
     (Rucker and Wensing 2022); `_theta_of_pseudo` inverts it for J ≻ 0."""
     u = np.zeros((4, 4))
     t = theta.copy()
-    t[_DIAG] = np.exp(t[_DIAG])
+    t[_DIAG] = np.exp(np.clip(t[_DIAG], -_THETA_MAX, _THETA_MAX))
     u[_TRIU] = t
     return u @ u.T
 
@@ -442,7 +446,7 @@ def _pi_of_theta(theta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Standard parameters of `_pseudo_of_theta(θ)` and their (10, 10) derivative by θ."""
     u = np.zeros((4, 4))
     t = theta.copy()
-    t[_DIAG] = np.exp(t[_DIAG])
+    t[_DIAG] = np.exp(np.clip(t[_DIAG], -_THETA_MAX, _THETA_MAX))
     u[_TRIU] = t
     jac = np.empty((PER_BODY, PER_BODY))
     for k, (r, c) in enumerate(zip(*_TRIU, strict=True)):

@@ -33,7 +33,7 @@ from .bag import read_joint_states
 from .errors import URDFError
 from .identification import WHAT, Identification, Samples, identify, prepare, sample_rate
 from .model import RobotModel
-from .regressor import body_columns, body_links, regressor, standard_parameters
+from .regressor import body_columns, body_links, regressor, standard_parameters, with_parameters
 from .urdf import parse_urdf
 
 EXIT_BAD_INPUT = 2
@@ -85,6 +85,17 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument(
         "--smoothing-velocity", type=float, default=0.01, help="tanh Coulomb velocity scale, rad/s"
     )
+    ap.add_argument(
+        "--min-speed",
+        type=float,
+        default=0.05,
+        help="rad/s (m/s): samples of a joint slower than this are not fitted (dry-friction sticking)",
+    )
+    ap.add_argument(
+        "--params",
+        type=Path,
+        help="parameter file of an earlier run: its friction and armature become the model's (prior)",
+    )
     ap.add_argument("--out-params", type=Path, help="node parameter file to write (YAML)")
     ap.add_argument("--urdf-out", type=Path, help="corrected URDF to write")
     ap.add_argument("--report-dir", type=Path, help="directory for report.json and efforts.png")
@@ -101,6 +112,8 @@ def load(args: argparse.Namespace) -> tuple[str, RobotModel, Samples, dict]:
         model = RobotModel.from_urdf(urdf, root_link=args.root_link, tip_link=args.tip_link)
     except URDFError as exc:
         raise BadInput(f"URDF '{args.urdf}': {exc}") from None
+    if args.params:
+        model = apply_params(model, args.params)
     try:
         states = read_joint_states(args.bag, args.topic, joints=model.joint_names)
     except ValueError as exc:
@@ -128,6 +141,37 @@ def load(args: argparse.Namespace) -> tuple[str, RobotModel, Samples, dict]:
         "duration_s": float(states.t[-1] - states.t[0]),
     }
     return urdf, model, samples, facts
+
+
+def apply_params(model: RobotModel, path: Path) -> RobotModel:
+    """The model with friction.viscous/coulomb and armature of a parameter file written by this
+    tool (mapped by its `joints`); BadInput when it cannot be used."""
+    import yaml
+
+    try:
+        doc = yaml.safe_load(Path(path).read_text())
+        params = next(v["ros__parameters"] for v in doc.values() if "ros__parameters" in v)
+        names = list(params["joints"])
+    except (OSError, yaml.YAMLError, AttributeError, KeyError, StopIteration, TypeError) as exc:
+        raise BadInput(
+            f"--params '{path}': not a parameter file of this tool ({type(exc).__name__})"
+        ) from None
+    missing = [j for j in model.joint_names if j not in names]
+    if missing:
+        raise BadInput(f"--params '{path}': no values for joints {', '.join(missing)}")
+    take = [names.index(j) for j in model.joint_names]
+    pi = standard_parameters(model)
+    n = model.nv
+    try:
+        for key, offset in (("viscous", 10 * n), ("coulomb", 11 * n)):
+            values = params.get("friction", {}).get(key)
+            if values is not None:
+                pi[offset : offset + n] = np.asarray(values, dtype=float)[take]
+        if params.get("armature") is not None:
+            pi[12 * n : 13 * n] = np.asarray(params["armature"], dtype=float)[take]
+        return with_parameters(model, pi)
+    except (ValueError, IndexError, TypeError) as exc:
+        raise BadInput(f"--params '{path}': {exc}") from None
 
 
 def params_yaml(result: Identification, args: argparse.Namespace) -> str:
@@ -324,6 +368,7 @@ def run(args: argparse.Namespace) -> int:
             split=args.split,
             prior_weight=args.prior_weight,
             smoothing_velocity=args.smoothing_velocity,
+            min_speed=args.min_speed,
         )
     except ValueError as exc:
         raise BadInput(str(exc)) from None
