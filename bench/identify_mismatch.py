@@ -32,8 +32,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from rnea_ros import Friction, RobotModel, friction_torques, rnea
-from rnea_ros.identification import Identification, Samples, identify, prepare
-from rnea_ros.regressor import regressor, standard_parameters
+from rnea_ros.identification import Identification, Samples, identify, predict, prepare
+from rnea_ros.regressor import standard_parameters
 from rnea_ros.robots import example_urdf_path
 from rnea_ros.sim.mujoco_arm import MujocoArm
 from rnea_ros.sim.multisine import MultiSine, design
@@ -198,9 +198,9 @@ def samples_of(
 
 def validation_rms(model: RobotModel, pi: np.ndarray, part: Samples, min_speed: float = 0.0) -> np.ndarray:
     """Per-joint RMS of τ − Y π on `part`, over the samples where |q̇_j| ≥ min_speed."""
-    y = regressor(model, part.q, part.qd, part.qdd)
     keep = np.abs(part.qd) >= min_speed
-    return np.sqrt(np.sum(np.where(keep, part.tau - y @ pi, 0.0) ** 2, axis=0) / np.maximum(keep.sum(0), 1))
+    residual = part.tau - predict(model, part, pi)
+    return np.sqrt(np.sum(np.where(keep, residual, 0.0) ** 2, axis=0) / np.maximum(keep.sum(0), 1))
 
 
 def main(argv: list[str] | None = None) -> int:

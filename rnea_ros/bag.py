@@ -1,7 +1,8 @@
 """Read (and write) sensor_msgs/JointState from rosbag2 directories with the `rosbags` library.
 
 Both storage formats of rosbag2 (sqlite3 and mcap) are read; no ROS install is needed. Times are
-s from the message header stamps, or from the bag's receive times when a stamp is zero. Arrays are
+s since the first sample, from the message header stamps, or from the bag's receive times when a
+stamp is zero (kept in integer ns until then: float seconds since the epoch round to 0.24 µs). Arrays are
 (N, n) in the requested joint order: positions rad or m, velocities rad/s or m/s, efforts N m or N.
 """
 
@@ -22,8 +23,8 @@ STORAGES = {"sqlite3": StoragePlugin.SQLITE3, "mcap": StoragePlugin.MCAP}
 
 @dataclass(frozen=True)
 class JointStates:
-    """Joint states of one topic: t (N,) s, arrays (N, n) in `names` order; velocity or effort is
-    None when some message lacks it."""
+    """Joint states of one topic: t (N,) s since `start`, arrays (N, n) in `names` order; velocity
+    or effort is None when some message lacks it."""
 
     t: np.ndarray
     names: tuple[str, ...]
@@ -31,6 +32,7 @@ class JointStates:
     velocity: np.ndarray | None
     effort: np.ndarray | None
     time_source: str  # "header" or "bag"
+    start: float  # time of the first sample (header stamp or bag time), s since the epoch
     skipped: int  # messages without every joint of `names`, or with a repeated time
 
 
@@ -97,8 +99,8 @@ def read_joint_states(
                 eff.append(np.asarray(msg.effort, dtype=float)[take])
             else:
                 has_eff = False
-            stamps.append(msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec)
-            bag_times.append(timestamp * 1e-9)
+            stamps.append(msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec)
+            bag_times.append(timestamp)
     finally:
         reader.close()
     if names is None:
@@ -108,11 +110,12 @@ def read_joint_states(
         raise ValueError(
             f"no message on '{topic}' has every joint; never seen: {', '.join(missing) or 'none'}"
         )
-    stamps_a = np.array(stamps)
+    stamps_a = np.array(stamps, dtype=np.int64)  # ns: float s since the epoch would round to 0.2 µs
     source = "header" if np.all(stamps_a > 0) else "bag"
-    t = stamps_a if source == "header" else np.array(bag_times)
-    order = np.argsort(t, kind="stable")
-    t = t[order]
+    ns = stamps_a if source == "header" else np.array(bag_times, dtype=np.int64)
+    order = np.argsort(ns, kind="stable")
+    ns = ns[order]
+    t = (ns - ns[0]) * 1e-9
     keep = np.concatenate([[True], np.diff(t) > 0])  # a repeated time carries no new sample
     sel = order[keep]
     return JointStates(
@@ -122,6 +125,7 @@ def read_joint_states(
         velocity=np.array(vel)[sel] if has_vel else None,
         effort=np.array(eff)[sel] if has_eff else None,
         time_source=source,
+        start=ns[0] * 1e-9,
         skipped=skipped + int(np.sum(~keep)),
     )
 

@@ -23,9 +23,10 @@ Derivatives: when q̇ or q̈ are not recorded they come from positions by zero-p
 (`scipy.signal.filtfilt`, Butterworth low-pass of order 4 at `cutoff` Hz, run forward and
 backward, so no phase lag; odd extension over 6 cut-off periods at both ends) and second-order
 central finite differences (`numpy.gradient`, which takes the actual sample times); the efforts
-get the same filter so both sides of τ = Y π see the same smoothing. One cut-off period is
-trimmed at both ends (filter edge transients). Savitzky-Golay would do as well; Butterworth makes
-the cut-off an explicit frequency.
+get the same filter so both sides of τ = Y π see the same smoothing, and so does the Coulomb
+column tanh(q̇ / v_ε) (it jumps at reversals; the other columns are smooth in the filtered q).
+One cut-off period is trimmed at both ends (filter edge transients). Savitzky-Golay would do as
+well; Butterworth makes the cut-off an explicit frequency.
 """
 
 from __future__ import annotations
@@ -61,20 +62,24 @@ _NUMERICAL_RIDGE = 1e-10  # relative to the largest singular value, first pass o
 
 @dataclass(frozen=True)
 class Samples:
-    """Time-aligned samples, arrays (N, n) in `model.joint_names` order: t s, q rad or m, q̇, q̈, τ N m or N."""
+    """Time-aligned samples, arrays (N, n) in `model.joint_names` order: t s, q rad or m, q̇, q̈,
+    τ N m or N; `cutoff` (Hz) is the zero-phase low-pass the efforts went through (None: none)."""
 
     t: np.ndarray
     q: np.ndarray
     qd: np.ndarray
     qdd: np.ndarray
     tau: np.ndarray
+    cutoff: float | None = None
 
     def __len__(self) -> int:
         return len(self.t)
 
     def part(self, index: slice | np.ndarray) -> Samples:
         """The samples at `index`."""
-        return Samples(self.t[index], self.q[index], self.qd[index], self.qdd[index], self.tau[index])
+        return Samples(
+            self.t[index], self.q[index], self.qd[index], self.qdd[index], self.tau[index], self.cutoff
+        )
 
 
 def sample_rate(t: npt.ArrayLike) -> float:
@@ -147,7 +152,7 @@ def prepare(
     if t.size <= 2 * trim + 1:
         raise ValueError(f"too few samples ({t.size}) for cutoff {cutoff} Hz at {fs:g} Hz")
     keep = slice(trim, t.size - trim)
-    return Samples(t[keep], q[keep], qd[keep], qdd[keep], tau[keep])
+    return Samples(t[keep], q[keep], qd[keep], qdd[keep], tau[keep], cutoff)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -407,6 +412,41 @@ class Identification:
         }
 
 
+def _coulomb_sign(samples: Samples, smoothing_velocity: float) -> np.ndarray:
+    """tanh(q̇ / v_ε) (N, n), low-passed like the efforts when they were: the Coulomb term jumps at
+    velocity reversals, and filtering the efforts smooths the jump, so the column must be too."""
+    sign = np.tanh(samples.qd / smoothing_velocity)
+    return sign if samples.cutoff is None else lowpass(samples.t, sign, samples.cutoff)
+
+
+def _regressor(model: RobotModel, part: Samples, sign: np.ndarray, reg: dict) -> np.ndarray:
+    y = regressor(model, part.q, part.qd, part.qdd, **reg)
+    cols = joint_columns(model, "coulomb")
+    y[:, np.arange(model.nv), np.arange(cols.start, cols.stop)] = sign
+    return y
+
+
+def predict(
+    model: RobotModel,
+    samples: Samples,
+    pi: npt.ArrayLike,
+    *,
+    gravity: npt.ArrayLike = GRAVITY,
+    smoothing_velocity: float = SMOOTHING_VELOCITY,
+) -> np.ndarray:
+    """Efforts Y π (N, n) at `samples` as `identify` models them: the Coulomb columns tanh(q̇ / v_ε)
+    are low-passed like the efforts (`samples.cutoff`). Computed in chunks."""
+    pi = np.asarray(pi, dtype=float)
+    reg = {"gravity": gravity, "smoothing_velocity": smoothing_velocity}
+    sign = _coulomb_sign(samples, smoothing_velocity)
+    out = np.empty(samples.q.shape)
+    chunk = max(1, _CHUNK_FLOATS // (model.nv * pi.size))
+    for start in range(0, len(samples), chunk):
+        part = samples.part(slice(start, start + chunk))
+        out[start : start + len(part)] = _regressor(model, part, sign[start : start + len(part)], reg) @ pi
+    return out
+
+
 def pseudo_inertia(pi10: npt.ArrayLike) -> np.ndarray:
     """4×4 pseudo-inertia [[½ tr(I) 1 − I, h], [hᵀ, m]] of a body's standard parameters; it is
     positive semi-definite exactly when the body is physically consistent (mass ≥ 0, inertia
@@ -632,10 +672,11 @@ def identify(
     reg = {"gravity": gravity, "smoothing_velocity": smoothing_velocity}
 
     reduced = _Reduced(n, cols.size)
+    sign = _coulomb_sign(samples, smoothing_velocity)
     chunk = max(1, _CHUNK_FLOATS // (n * p))
     for start in range(0, n_train, chunk):
         part = train.part(slice(start, start + chunk))
-        y = regressor(model, part.q, part.qd, part.qdd, **reg)
+        y = _regressor(model, part, sign[start : start + len(part)], reg)
         rhs = part.tau - y @ pi0
         keep = np.abs(part.qd) >= min_speed  # (N, n): rows of joints moving fast enough
         reduced.add(y[:, :, cols] * scale * keep[:, :, None], rhs * keep, keep.sum(axis=0))
@@ -697,9 +738,10 @@ def identify(
 
     rms0 = np.zeros(n)
     rms1 = np.zeros(n)
+    offset = count - len(valid)
     for start in range(0, len(valid), chunk):
         part = valid.part(slice(start, start + chunk))
-        y = regressor(model, part.q, part.qd, part.qdd, **reg)
+        y = _regressor(model, part, sign[offset + start : offset + start + len(part)], reg)
         rms0 += np.sum((part.tau - y @ pi0) ** 2, axis=0)
         rms1 += np.sum((part.tau - y @ pi) ** 2, axis=0)
     rms0, rms1 = np.sqrt(rms0 / len(valid)), np.sqrt(rms1 / len(valid))

@@ -31,9 +31,9 @@ import numpy as np
 
 from .bag import read_joint_states
 from .errors import URDFError
-from .identification import WHAT, Identification, Samples, identify, prepare, sample_rate
+from .identification import WHAT, Identification, Samples, identify, predict, prepare, sample_rate
 from .model import RobotModel
-from .regressor import body_columns, body_links, regressor, standard_parameters, with_parameters
+from .regressor import body_columns, body_links, standard_parameters, with_parameters
 from .urdf import parse_urdf
 
 EXIT_BAD_INPUT = 2
@@ -326,8 +326,9 @@ def plot(path: Path, model: RobotModel, result: Identification, valid: Samples) 
 
     step = max(1, len(valid) // 4000)
     part = valid.part(slice(0, len(valid), step))
-    y = regressor(model, part.q, part.qd, part.qdd, smoothing_velocity=result.smoothing_velocity)
-    before, after = y @ result.model_parameters, y @ result.parameters
+    v = result.smoothing_velocity
+    before = predict(model, valid, result.model_parameters, smoothing_velocity=v)[::step]
+    after = predict(model, valid, result.parameters, smoothing_velocity=v)[::step]
     n = model.nv
     fig, axes = plt.subplots(n, 1, figsize=(10, 1.8 * n + 1), sharex=True, squeeze=False)
     t = part.t - valid.t[0]
