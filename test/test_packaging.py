@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-SCRIPTS = ("inverse_dynamics_node", "mujoco_sim_node", "multisine_trajectory")
+SCRIPTS = ("inverse_dynamics_node", "mujoco_sim_node", "multisine_trajectory", "identify")
 
 
 def _source_files() -> list[str]:
