@@ -472,18 +472,10 @@ _THETA_MAX = 30.0  # |log| of U's diagonal: keeps trial steps of the refit finit
 _DIAG = np.flatnonzero(_TRIU[0] == _TRIU[1])
 
 
-def _pseudo_of_theta(theta: np.ndarray) -> np.ndarray:
-    """J = U Uᵀ, U upper triangular with diagonal exp(θ_diag): every θ ∈ R¹⁰ is a physical body
-    (Rucker and Wensing 2022); `_theta_of_pseudo` inverts it for J ≻ 0."""
-    u = np.zeros((4, 4))
-    t = theta.copy()
-    t[_DIAG] = np.exp(np.clip(t[_DIAG], -_THETA_MAX, _THETA_MAX))
-    u[_TRIU] = t
-    return u @ u.T
-
-
 def _pi_of_theta(theta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Standard parameters of `_pseudo_of_theta(θ)` and their (10, 10) derivative by θ."""
+    """Standard parameters of the body with pseudo-inertia J = U Uᵀ, U upper triangular with
+    diagonal exp(θ_diag) (every θ ∈ R¹⁰ is a physical body, Rucker and Wensing 2022), and their
+    (10, 10) derivative by θ. `_theta_of_pseudo` inverts it for J ≻ 0."""
     u = np.zeros((4, 4))
     t = theta.copy()
     t[_DIAG] = np.exp(np.clip(t[_DIAG], -_THETA_MAX, _THETA_MAX))
