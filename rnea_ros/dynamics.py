@@ -78,7 +78,18 @@ def warm() -> None:
     k.mass_matrix_kernel(tree, x, ws, comp, np.empty(1))
     k.mass_matrix_batch_kernel(tree, xs, ws, comp, np.empty((1, 1)))
     k.effort_kernel(
-        tree, x, x, x, x, x, np.zeros(6), np.ones(6, dtype=np.int64), np.ones((k.LAW_ROWS, 1)), wb, wd, ws,
+        tree,
+        x,
+        x,
+        x,
+        x,
+        x,
+        np.zeros(6),
+        np.ones(6, dtype=np.int64),
+        np.ones((k.LAW_ROWS, 1)),
+        wb,
+        wd,
+        ws,
         np.empty((k.OUT_ROWS, 1)),
     )
     for kernel in k.ENTRY_POINTS:

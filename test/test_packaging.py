@@ -16,7 +16,13 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-SCRIPTS = ("inverse_dynamics_node", "mujoco_sim_node", "multisine_trajectory", "trajectory_feedforward_node")
+SCRIPTS = (
+    "inverse_dynamics_node",
+    "mujoco_sim_node",
+    "multisine_trajectory",
+    "trajectory_feedforward_node",
+    "identify",
+)
 
 
 def _source_files() -> list[str]:
