@@ -1,11 +1,15 @@
 """The effort law of the inverse_dynamics node, term by term (no ROS).
 
-τ = g(q) + c(q, q̇) + M(q) q̈_des + τ_friction(q̇) + Jᵀ F + Kp (q_des − q) + Kd (q̇_des − q̇)
+τ = g(q) + c(q, q̇) + M(q) q̈_des + τ_friction + Jᵀ F + Kp (q_des − q) + Kd (q̇_des − q̇)
 
 The model terms are evaluated at the measured or the desired state (`state_source`); the
-feedback term always compares desired with measured. All arrays in `model.joint_names` order,
-efforts in N m or N. The total is clamped to the effort limit × scale. One compiled kernel
-(`kernels.effort_kernel`) computes every term of a cycle into a preallocated table.
+feedback term always compares desired with measured. The friction term follows
+`rnea_ros.friction_compensation`: feedforward at the desired velocity for joints a trajectory
+drives, bounded feedback from the measured velocity for the others, each faded out by the runaway
+guard (`rnea_ros.runaway_guard`) when it drives its joint. All arrays in `model.joint_names`
+order, efforts in N m or N. The total is clamped to the effort limit × scale. Two compiled kernels
+(`friction_compensation.friction_kernel`, then `kernels.effort_kernel`) compute every term of a
+cycle into a preallocated table.
 """
 
 from __future__ import annotations
@@ -18,7 +22,9 @@ import numpy as np
 from . import kernels as k
 from .dynamics import GRAVITY, Data, raise_not_finite, wrench_arrays
 from .friction import Friction
+from .friction_compensation import CompensationRules, coefficient_table, friction_kernel, update_period, warm
 from .model import RobotModel
+from .runaway_guard import RunawayGuard
 
 TERMS = ("gravity", "coriolis", "inertia", "friction", "wrench", "feedback")
 COMPENSABLE = TERMS[:5]
@@ -34,6 +40,18 @@ class EffortLaw:
     kd: np.ndarray | float = 0.0  # N m s/rad (or N s/m)
     use_desired_state: bool = False  # evaluate model terms at the desired state
     effort_limit_scale: float = 1.0
+    friction_rules: CompensationRules = CompensationRules()  # scale, feedforward scale, deadband
+    guard_window: float = 0.2  # s, window of the runaway guard; 0: no guard
+
+
+class LoopState:
+    """What the friction compensation remembers between calls: the loop period estimate (s), the
+    last call's time (s) and its q, q̇, applied total and friction term (rows of `prev`)."""
+
+    def __init__(self, n: int) -> None:
+        self.period = 0.0
+        self.t = np.nan
+        self.prev = np.zeros((4, n))
 
 
 class Efforts:
@@ -60,6 +78,37 @@ class Efforts:
         self._law[k.LAW_KD] = law.kd
         self._law[k.LAW_LIMIT] = model.effort_limit * law.effort_limit_scale
         self.table = np.zeros((k.OUT_ROWS, n))
+        # friction compensation and its runaway guard (state kept between calls)
+        self.friction = friction
+        self.rules = law.friction_rules
+        self._coef = coefficient_table(friction, law.friction_rules)
+        self._friction_on = "friction" in law.compensate and bool(
+            np.any(friction.viscous) or np.any(friction.coulomb) or np.any(friction.static)
+        )
+        self.guard = RunawayGuard(n, law.guard_window)
+        self.loop = LoopState(n)
+        self._all_driven = np.ones(n, dtype=np.int64)
+        self._mass = np.zeros(n * n)
+        self._comp = np.asarray(Data(model).comp, dtype=float)
+        self._g3 = self._gravity[:3].copy()
+        self._need = np.zeros(n)
+        self._mid = np.zeros((3, n))  # q, q̇ and q̈ over the last period
+        warm()
+
+    @property
+    def period(self) -> float:
+        """The loop period estimated from the states' times, s (0: unknown yet)."""
+        return self.loop.period
+
+    def adopt(self, previous: Efforts, keep_guard: bool = True) -> None:
+        """Share the friction state of `previous` (same joints), which this one replaces: the loop
+        state (period, last sample) and, with keep_guard, the runaway guard (else a re-armed one).
+        Shared, not copied: calls on `previous` until the swap keep it current."""
+        if previous.model.nv != self.model.nv:
+            return
+        self.loop = previous.loop
+        if keep_guard and previous.guard.window == self.guard.window:
+            self.guard = previous.guard
 
     @property
     def total(self) -> np.ndarray:
@@ -83,20 +132,70 @@ def compute_efforts(
     qd: np.ndarray,
     desired: tuple[np.ndarray, np.ndarray, np.ndarray],
     wrenches: Mapping[str, np.ndarray] | None = None,
+    *,
+    driven: np.ndarray | None = None,
+    t: float | None = None,
 ) -> Efforts:
     """Every term of the law for the measured (q, q̇) and desired (q, q̇, q̈) into `efforts.table`;
     raises ValueError (naming the input) on non-finite input instead of returning a non-finite
-    command. q, q̇ and the desired arrays: float64, (n,)."""
+    command. q, q̇ and the desired arrays: float64, (n,).
+
+    driven: per joint, whether a trajectory drives it (its friction is feedforward at the desired
+    velocity; else feedback from the measured one); None: every joint. t: time of the measured
+    state, s (any clock; the loop period and the runaway guard come from successive calls; without
+    it no feedback friction compensation is applied)."""
     q_des, qd_des, qdd_des = desired
     wb, wd = wrench_arrays(efforts.model, wrenches)
+    friction_on = efforts._friction_on
+    if driven is None:
+        driven = efforts._all_driven
+    elif driven.dtype != np.int64:
+        driven = driven.astype(np.int64)
+    loop = efforts.loop
+    dt = np.nan
+    if t is not None:
+        dt = t - loop.t
+        loop.period = update_period(loop.period, dt)
+        loop.t = t
     args = (q, qd, q_des, qd_des, qdd_des, efforts._gravity, efforts._switches, efforts._law, wb, wd)
     try:
-        status = k.effort_kernel(efforts._tree, *args, efforts._ws, efforts.table)
+        status = k.OK
+        if friction_on:
+            status = k.mass_matrix_kernel(efforts._tree, q, efforts._ws, efforts._comp, efforts._mass)
+            if status == k.OK:
+                weights = efforts.guard.weights
+                mass, period, coef, row = efforts._mass, loop.period, efforts._coef, efforts.table[3]
+                status = k.BAD_SIZE * friction_kernel(qd, qd_des, driven, mass, period, coef, weights, row)
+        if status == k.OK:
+            status = k.effort_kernel(efforts._tree, *args, efforts._ws, efforts.table)
     except (ValueError, OverflowError):  # pure-Python fallback only: math.cos(inf) and the like
         status = k.NOT_FINITE
+    except IndexError:  # pure-Python fallback only: wrongly sized input
+        status = k.BAD_SIZE
     if status == k.BAD_SIZE:
         raise ValueError(f"q, qd and the desired state must have {efforts.model.nv} values each")
     if status != k.OK:
         named = {"q": q, "qd": qd, "desired q": q_des, "desired qd": qd_des, "desired qdd": qdd_des}
         raise_not_finite(named)
+    if friction_on and efforts.guard.enabled and 0.0 < dt <= 1.0:
+        _guard_step(efforts, q, qd, qd_des, driven, dt)
+    prev = loop.prev
+    prev[0] = q
+    prev[1] = qd
+    prev[2] = efforts.table[k.OUT_TOTAL]
+    prev[3] = efforts.table[3]
     return efforts
+
+
+def _guard_step(efforts: Efforts, q, qd, qd_des, driven, dt: float) -> None:
+    """Feed the period since the last call to the runaway guard (the last command was applied
+    over it): the effort the model needs for the measured motion, at the period's midpoint."""
+    prev, mid = efforts.loop.prev, efforts._mid
+    np.add(prev[0], q, out=mid[0])
+    mid[0] *= 0.5
+    np.add(prev[1], qd, out=mid[1])
+    mid[1] *= 0.5
+    np.subtract(qd, prev[1], out=mid[2])
+    mid[2] /= dt
+    k.rnea_kernel(efforts._tree, mid[0], mid[1], mid[2], efforts._g3, efforts._ws, efforts._need)
+    efforts.guard.update(dt, prev[1], qd, prev[2], efforts._need, prev[3], qd_des, driven, efforts._mass)

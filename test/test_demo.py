@@ -198,7 +198,8 @@ def _load_launch_file(monkeypatch):
 def test_demo_launch_file_starts_the_same_nodes_as_the_demo(monkeypatch) -> None:
     """The launch file's three nodes get the parameters `python -m rnea_ros.demo` uses, run
     executables that setup.py installs, and the supervisor ends the launch."""
-    from rnea_ros.demo import argument_parser, make_config, parameters
+    from rnea_ros.sim.demo import argument_parser
+    from rnea_ros.sim.scenario import make_config, parameters
 
     module = _load_launch_file(monkeypatch)
     description = module.generate_launch_description()

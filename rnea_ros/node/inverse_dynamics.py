@@ -45,8 +45,10 @@ CLOCK_MIXUP = 1e6
 class Desired:
     """A received trajectory for some model joints, sampled on the node clock."""
 
-    def __init__(self, sampler: TrajectorySampler, joints: np.ndarray, start_ns: int) -> None:
+    def __init__(self, sampler: TrajectorySampler, joints: np.ndarray, start_ns: int, nv: int) -> None:
         self.sampler, self.joints, self.start_ns = sampler, joints, start_ns
+        self.driven = np.zeros(nv, dtype=np.int64)  # model joints the trajectory drives
+        self.driven[joints] = 1
 
     def sample(self, now_ns: int, q: np.ndarray, qd: np.ndarray):
         """Desired (q, q̇, q̈) in model order; joints outside the trajectory follow the measurement."""
@@ -192,7 +194,8 @@ class InverseDynamicsNode(Node):
             n = None if loaded is None else len(loaded.runtime.output_names)
             new = parameters.proposed(parameters.INVERSE_DYNAMICS, self._params, params, n)
             override = None if any(p.name == "ee_wrench" for p in params) else self._wrench_override
-            runtime = None if loaded is None else build_runtime(loaded.base, new, override)
+            previous = None if loaded is None else (loaded.runtime, self._params)
+            runtime = None if loaded is None else build_runtime(loaded.base, new, override, previous)
         except ValueError as exc:
             self.get_logger().warn(f"parameters rejected: {exc}")
             return SetParametersResult(successful=False, reason=str(exc))
@@ -223,7 +226,7 @@ class InverseDynamicsNode(Node):
             self._drop("bad_wrench", "~/ee_wrench rejected: NaN or Inf")
             return
         try:
-            runtime = build_runtime(loaded.base, self._params, override)
+            runtime = build_runtime(loaded.base, self._params, override, (loaded.runtime, self._params))
         except ValueError as exc:
             self._drop("bad_wrench", f"~/ee_wrench rejected: {exc}")
             return
@@ -274,7 +277,7 @@ class InverseDynamicsNode(Node):
             times, positions, field_of("velocities"), field_of("accelerations"), start
         )
         stamp = stamp_ns(msg.header.stamp)
-        return Desired(sampler, joints, stamp or self.get_clock().now().nanoseconds)
+        return Desired(sampler, joints, stamp or self.get_clock().now().nanoseconds, model.nv)
 
     def _on_joint_states(self, msg: JointState) -> None:
         """Merge this message and every one queued behind it (any publisher's), then command once
@@ -342,8 +345,11 @@ class InverseDynamicsNode(Node):
         runtime = loaded.runtime
         trajectory = loaded.trajectory
         desired = (q, qd, np.zeros(len(q))) if trajectory is None else trajectory.sample(now_ns, q, qd)
+        driven = np.zeros(len(q), dtype=np.int64) if trajectory is None else trajectory.driven
+        t = (stamp_ns(msg.header.stamp) or now_ns) * 1e-9  # friction: loop period, runaway guard
         try:  # non-finite desired state or result: ValueError naming it, no command
-            efforts = compute_efforts(runtime.efforts, q, qd, desired, runtime.wrenches(q))
+            wrenches = runtime.wrenches(q)
+            efforts = compute_efforts(runtime.efforts, q, qd, desired, wrenches, driven=driven, t=t)
         except ValueError as exc:
             self._drop("not_finite", f"joint_states not used: {exc}")
             return

@@ -11,6 +11,7 @@ from ..dynamics import link_pose
 from ..errors import ParameterError
 from ..feedforward import COMPENSABLE, EffortLaw, Efforts
 from ..friction import Friction
+from ..friction_compensation import CompensationRules
 from ..model import RobotModel
 from ..schema import is_per_joint_value
 from .parameters import INVERSE_DYNAMICS
@@ -60,10 +61,21 @@ def per_joint_parameters_fit(params: dict, old_joints: list[str], new_joints: li
             )
 
 
-def build_runtime(base: RobotModel, params: dict, wrench_override: tuple[str, np.ndarray] | None) -> Runtime:
+FRICTION_STATE_PARAMS = ("compensate.friction", "friction.")  # a change re-arms the runaway guard
+
+
+def build_runtime(
+    base: RobotModel,
+    params: dict,
+    wrench_override: tuple[str, np.ndarray] | None,
+    previous: tuple[Runtime, dict] | None = None,
+) -> Runtime:
     """Combine a parsed model with the parameters; ValueError naming the parameter at fault.
 
     wrench_override: (frame link or 'root', 6 values) from ~/ee_wrench, replacing ee_wrench.
+    previous: the runtime this one replaces for the same model, with its parameters: the friction
+    state carries over (loop period, last sample, runaway guard; the guard re-armed when a
+    compensate.friction or friction.* parameter changed).
     """
     joints = [j for j in params["joints"] if j] or list(base.joint_names)
     for j in joints:
@@ -116,6 +128,10 @@ def build_runtime(base: RobotModel, params: dict, wrench_override: tuple[str, np
         kd=gains["feedback.kd"],
         use_desired_state=params["state_source"] == "desired",
         effort_limit_scale=params["effort_limit_scale"],
+        friction_rules=CompensationRules(
+            params["friction.scale"], params["friction.feedforward_scale"], params["friction.deadband"]
+        ),
+        guard_window=params["friction.guard_window"],
     )
 
     frame, wrench = wrench_override or (
@@ -137,4 +153,9 @@ def build_runtime(base: RobotModel, params: dict, wrench_override: tuple[str, np
                 "ee_wrench_frame", f"'{frame}' must be 'root', 'tip', '{base.root_link}' or '{wrench_link}'"
             )
     efforts = Efforts(model, friction, law)
+    if previous is not None:
+        old, old_params = previous
+        friction_params = [n for n in params if n.startswith(FRICTION_STATE_PARAMS)]
+        same = all(old_params.get(n) == params[n] for n in friction_params)
+        efforts.adopt(old.efforts, keep_guard=same)
     return Runtime(model, efforts, output, joints, wrench_link, wrench_root, wrench_tip)
