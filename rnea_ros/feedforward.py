@@ -20,11 +20,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import kernels as k
+from ._jit import njit
 from .dynamics import GRAVITY, Data, raise_not_finite, wrench_arrays
 from .friction import Friction
-from .friction_compensation import CompensationRules, coefficient_table, friction_kernel, update_period, warm
+from .friction_compensation import CompensationRules, coefficient_table, friction_kernel, update_period
+from .friction_compensation import warm as _warm_kernels
 from .model import RobotModel
-from .runaway_guard import RunawayGuard
+from .runaway_guard import G_WEIGHT, RunawayGuard, guard_step_kernel
 
 TERMS = ("gravity", "coriolis", "inertia", "friction", "wrench", "feedback")
 COMPENSABLE = TERMS[:5]
@@ -46,11 +48,13 @@ class EffortLaw:
 
 class LoopState:
     """What the friction compensation remembers between calls: the loop period estimate (s), the
-    last call's time (s) and its q, q̇, applied total and friction term (rows of `prev`)."""
+    last call's time t (s), and the last sample the friction path stored (its time sample_t, its
+    q, q̇, applied total and friction term as rows of `prev`)."""
 
     def __init__(self, n: int) -> None:
         self.period = 0.0
         self.t = np.nan
+        self.sample_t = np.nan
         self.prev = np.zeros((4, n))
 
 
@@ -93,7 +97,7 @@ class Efforts:
         self._g3 = self._gravity[:3].copy()
         self._need = np.zeros(n)
         self._mid = np.zeros((3, n))  # q, q̇ and q̈ over the last period
-        warm()
+        _warm()
 
     @property
     def period(self) -> float:
@@ -151,21 +155,20 @@ def compute_efforts(
         driven = efforts._all_driven
     elif driven.dtype != np.int64:
         driven = driven.astype(np.int64)
-    loop = efforts.loop
-    dt = np.nan
+    loop, guard, table = efforts.loop, efforts.guard, efforts.table
+    dt, last_t = np.nan, loop.t
     if t is not None:
-        dt = t - loop.t
+        dt = t - last_t
         loop.period = update_period(loop.period, dt)
         loop.t = t
     args = (q, qd, q_des, qd_des, qdd_des, efforts._gravity, efforts._switches, efforts._law, wb, wd)
     try:
         status = k.OK
         if friction_on:
-            status = k.mass_matrix_kernel(efforts._tree, q, efforts._ws, efforts._comp, efforts._mass)
-            if status == k.OK:
-                weights = efforts.guard.weights
-                mass, period, coef, row = efforts._mass, loop.period, efforts._coef, efforts.table[3]
-                status = k.BAD_SIZE * friction_kernel(qd, qd_des, driven, mass, period, coef, weights, row)
+            status = _friction_before(
+                efforts._tree, q, qd, qd_des, driven, efforts._ws, efforts._comp, efforts._mass,
+                loop.period, efforts._coef, guard.state[G_WEIGHT], table[3],
+            )  # fmt: skip
         if status == k.OK:
             status = k.effort_kernel(efforts._tree, *args, efforts._ws, efforts.table)
     except (ValueError, OverflowError):  # pure-Python fallback only: math.cos(inf) and the like
@@ -177,25 +180,61 @@ def compute_efforts(
     if status != k.OK:
         named = {"q": q, "qd": qd, "desired q": q_des, "desired qd": qd_des, "desired qdd": qdd_des}
         raise_not_finite(named)
-    if friction_on and efforts.guard.enabled and 0.0 < dt <= 1.0:
-        _guard_step(efforts, q, qd, qd_des, driven, dt)
-    prev = loop.prev
-    prev[0] = q
-    prev[1] = qd
-    prev[2] = efforts.table[k.OUT_TOTAL]
-    prev[3] = efforts.table[3]
+    if friction_on:
+        # the guard integrates the period since the previous call if that call left its sample
+        run_guard = guard.enabled and 0.0 < dt <= 1.0 and loop.sample_t == last_t
+        _friction_after(
+            efforts._tree, efforts._g3, efforts._ws, loop.prev, q, qd, qd_des, driven, dt, run_guard,
+            efforts._mid, efforts._need, efforts._mass, guard.state, guard.clock, table[k.OUT_TOTAL],
+            table[3],
+        )  # fmt: skip
+        loop.sample_t = np.nan if t is None else t
     return efforts
 
 
-def _guard_step(efforts: Efforts, q, qd, qd_des, driven, dt: float) -> None:
-    """Feed the period since the last call to the runaway guard (the last command was applied
-    over it): the effort the model needs for the measured motion, at the period's midpoint."""
-    prev, mid = efforts.loop.prev, efforts._mid
-    np.add(prev[0], q, out=mid[0])
-    mid[0] *= 0.5
-    np.add(prev[1], qd, out=mid[1])
-    mid[1] *= 0.5
-    np.subtract(qd, prev[1], out=mid[2])
-    mid[2] /= dt
-    k.rnea_kernel(efforts._tree, mid[0], mid[1], mid[2], efforts._g3, efforts._ws, efforts._need)
-    efforts.guard.update(dt, prev[1], qd, prev[2], efforts._need, prev[3], qd_des, driven, efforts._mass)
+@njit
+def _friction_before(tree, q, qd, qd_des, driven, ws, comp, mass, period, coef, weights, row):
+    """M(q) into `mass`, then the friction row (friction_compensation.friction_kernel); a status."""
+    status = k.mass_matrix_kernel(tree, q, ws, comp, mass)
+    if status != k.OK:
+        return status
+    return k.BAD_SIZE * friction_kernel(qd, qd_des, driven, mass, period, coef, weights, row)
+
+
+@njit
+def _friction_after(
+    tree, g, ws, prev, q, qd, qd_des, driven, dt, run_guard, mid, need, mass, state, clock, total, row
+):
+    """The runaway guard's period since `prev` (when run_guard), then this call's sample into
+    `prev` (rows q, q̇, applied total, friction term) for the next one."""
+    if run_guard:
+        guard_step_kernel(tree, g, ws, prev, q, qd, qd_des, driven, dt, mid, need, mass, state, clock)
+    for i in range(len(q)):
+        prev[0, i] = q[i]
+        prev[1, i] = qd[i]
+        prev[2, i] = total[i]
+        prev[3, i] = row[i]
+    return 0
+
+
+_warmed = False
+
+
+def _warm() -> None:
+    """Compile (or load from numba's cache) the friction path's kernels once per process, before
+    the first cycle needs them."""
+    global _warmed
+    if _warmed:
+        return
+    _warm_kernels()
+    tree = np.zeros(k.TREE_STRIDE)
+    tree[[0, 4, 8, 14, 15]] = 1.0  # one revolute body about z, 1 kg
+    tree[k.PARENT], tree[k.JTYPE] = -1, k.REVOLUTE
+    x, i1, ws, comp = np.zeros(1), np.zeros(1, dtype=np.int64), np.zeros(k.WS_STRIDE), np.zeros(10)
+    table = np.zeros((4, 1))
+    _friction_before(tree, x, x, x, i1, ws, comp, np.zeros(1), 1e-3, np.ones((10, 1)), x, table[0])
+    _friction_after(
+        tree, np.zeros(3), ws, table, x, x, x, i1, 1e-3, True, np.zeros((3, 1)), np.zeros(1), np.ones(1),
+        np.zeros((6, 1)), np.array([0.0, 1.0, 0.0]), table[1], table[2],
+    )  # fmt: skip
+    _warmed = True

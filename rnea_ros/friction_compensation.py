@@ -222,12 +222,18 @@ def warm() -> None:
     global _warm
     if _warm:
         return
-    from .runaway_guard import G_ROWS, guard_kernel
+    from . import kernels as k
+    from .runaway_guard import G_ROWS, guard_kernel, guard_step_kernel
 
     x, i1, coef = np.zeros(1), np.zeros(1, dtype=np.int64), np.ones((C_ROWS, 1))
     friction_kernel(x, x, i1, np.ones(1), 1e-3, coef, np.ones(1), np.zeros((2, 1))[0])
     state, clock = np.zeros((G_ROWS, 1)), np.array([0.0, 1.0, 0.0])
     guard_kernel(state, clock, 1e-3, x, x, x, x, state[0], x, i1, np.ones(1))
+    tree = np.zeros(k.TREE_STRIDE)
+    tree[[0, 4, 8, 14, 15]] = 1.0  # one revolute body about z, 1 kg
+    tree[k.PARENT], tree[k.JTYPE] = -1, k.REVOLUTE
+    ws, prev, mid, g = np.zeros(k.WS_STRIDE), np.zeros((4, 1)), np.zeros((3, 1)), np.zeros(3)
+    guard_step_kernel(tree, g, ws, prev, x, x, x, i1, 1e-3, mid, np.zeros(1), np.ones(1), state, clock)
     _warm = True
 
 

@@ -14,9 +14,10 @@ per joint i:
 At the end of every window (`window` s) a joint trips when, over that window, its friction term
 put in more energy than the joint dissipated by more than the energy of a joint of inertia M_ii
 moving at SPEED (E − D > ½ M_ii SPEED², and E itself above that) while its RMS velocity error grew
-against the previous window and exceeds SPEED. A tripped joint's friction weight then falls
-linearly to 0 within one window and stays there until the guard is reset (the node resets it when
-the friction parameters change or a model is loaded). Energies in J, velocities rad/s or m/s.
+against the previous window (so never in the first window) and exceeds SPEED. A tripped joint's
+friction weight then falls linearly to 0 within one window and stays there until the guard is
+reset (the node resets it when the friction parameters change or a model is loaded). Energies in
+J, velocities rad/s or m/s.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import math
 import numpy as np
 
 from ._jit import njit
+from .kernels import rnea_kernel
 
 SPEED = 0.1  # rad/s (or m/s): velocity errors below this never trip the guard
 # Rows of the guard's state table (per joint) and slots of its clock.
@@ -74,6 +76,22 @@ def guard_kernel(state, clock, dt, qd_prev, qd, applied, need, friction, qd_des,
     return trips
 
 
+@njit
+def guard_step_kernel(tree, gravity, ws, prev, q, qd, qd_des, driven, dt, mid, need, mass, state, clock):
+    """One period since the previous sample `prev` (rows q, q̇, applied effort, friction term):
+    the effort the rigid-body model needs for the measured motion at the period's midpoint
+    (rnea at mean q, mean q̇ and Δq̇/dt, root-frame `gravity` 3 values) into `need`, then
+    `guard_kernel`. mid: (3, n) scratch. Returns the number of new trips (-1: rnea failed)."""
+    n = len(q)
+    for i in range(n):
+        mid[0, i] = 0.5 * (prev[0, i] + q[i])
+        mid[1, i] = 0.5 * (prev[1, i] + qd[i])
+        mid[2, i] = (qd[i] - prev[1, i]) / dt
+    if rnea_kernel(tree, mid[0], mid[1], mid[2], gravity, ws, need) != 0:
+        return -1
+    return guard_kernel(state, clock, dt, prev[1], qd, prev[2], need, prev[3], qd_des, driven, mass)
+
+
 class RunawayGuard:
     """The guard's state for n joints; `window` s ≤ 0 disables it (weights stay 1)."""
 
@@ -90,6 +108,7 @@ class RunawayGuard:
         """Re-arm every joint: weights 1, nothing tripped, empty window."""
         self.state[:] = 0.0
         self.state[G_WEIGHT] = 1.0
+        self.state[G_PREVIOUS] = np.inf  # the first window has nothing to have grown from
         self.clock[:] = 0.0
         self.clock[K_WINDOW] = self.window
 
@@ -120,4 +139,4 @@ class RunawayGuard:
         return guard_kernel(state, clock, dt, qd_prev, qd, applied, need, friction, qd_des, driven, mass)
 
 
-__all__ = ["SPEED", "RunawayGuard", "guard_kernel"]
+__all__ = ["SPEED", "RunawayGuard", "guard_kernel", "guard_step_kernel"]

@@ -23,7 +23,7 @@ from ..model import RobotModel
 from .mujoco_arm import MujocoArm
 from .multisine import design
 from .report import Recording
-from .scenario import LEAD, MODEL_TERMS, SETTLE, Config
+from .scenario import LEAD, MODEL_TERMS, SETTLE, Config, home_of, split_arm
 
 Desired = Callable[[float], tuple[np.ndarray, np.ndarray, np.ndarray]]  # t → q, q̇, q̈ of `joints`
 
@@ -45,13 +45,19 @@ class Loop:
         self.model = RobotModel.from_urdf(urdf)
         held = tuple(j for j in self.model.joint_names if j not in joints)
         self.arm = MujocoArm(urdf, timestep, held=held, friction_scale=plant_friction_scale)
-        self.arm.reset(home or {})
+        self.home = dict(home or {})
         self.joints = list(joints)
         self.index = np.array([self.model.joint_index(j) for j in joints], dtype=np.int64)
         self.friction = friction if friction is not None else Friction.from_model(self.model)
-        self.set_law(law)
         self.driven = np.zeros(self.model.nv, dtype=bool)
         self._command = np.zeros(self.model.nv)
+        self.reset(law)
+
+    def reset(self, law: EffortLaw) -> None:
+        """The arm at rest at home, time 0, and a fresh effort law (no friction state)."""
+        self.arm.reset(self.home)
+        self.efforts = None
+        self.set_law(law)
 
     def set_law(self, law: EffortLaw) -> None:
         """Swap the law, keeping the friction state (as the node does on a parameter change that
@@ -110,10 +116,12 @@ class Coast:
         return float(self.kinetic.max() / self.kinetic[0])
 
 
-def coast(loop: Loop, joint: str, velocity: float, duration: float) -> Coast:
+def coast(loop: Loop, joint: str, velocity: float, duration: float, naive: bool = False) -> Coast:
     """Start `joint` with `velocity` (rad/s or m/s), every other joint at rest, and let the law
     compensate (no trajectory: gravity, Coriolis and friction from the measured state, PD idle)
-    for `duration` s; record the kinetic energy and the work of both frictions."""
+    for `duration` s; record the kinetic energy and the work of both frictions. naive: the
+    friction compensation the node had before (the whole model friction at the measured velocity,
+    no scale, deadband or bound), for comparison."""
     arm = loop.arm
     arm.data.qvel[:] = 0.0
     arm.data.qvel[arm.indices([joint])[0]] = velocity
@@ -123,7 +131,11 @@ def coast(loop: Loop, joint: str, velocity: float, duration: float) -> Coast:
     kinetic[0] = loop.kinetic_energy()
     for k in range(steps):
         qd0 = arm.qd
-        loop.step()
+        if naive:  # "desired" = measured: the full model friction at the measured velocity
+            zero = np.zeros(len(loop.index))
+            loop.step((arm.q[loop.index], qd0[loop.index], zero))
+        else:
+            loop.step()
         friction = loop.efforts.table[3][loop.index]
         plant_force = arm.friction_forces()
         qd1 = arm.qd
@@ -134,6 +146,28 @@ def coast(loop: Loop, joint: str, velocity: float, duration: float) -> Coast:
         times[k + 1] = arm.time
     tripped = bool(loop.efforts.guard.tripped[loop.model.joint_index(joint)])
     return Coast(joint, times, kinetic, work, plant, tripped)
+
+
+def passivity(
+    urdf: str,
+    plant_friction_scale: float = 1.0,
+    velocity: float = 0.5,
+    duration: float = 0.3,
+    naive: bool = False,
+) -> list[Coast]:
+    """`coast` every joint of the arm's chain in turn (rnea_ros.sim.scenario: the gripper held)
+    from its demo home, PD gains zero, no trajectory, gravity + Coriolis + friction compensated;
+    the plant's friction `plant_friction_scale` × the URDF's (the node's model is the URDF's).
+    Joints start `velocity` rad/s (or m/s) and coast `duration` s; naive: see `coast`."""
+    model = RobotModel.from_urdf(urdf)
+    chain = split_arm(model).chain
+    law = EffortLaw(compensate=frozenset(("gravity", "coriolis", "friction")))
+    loop = Loop(urdf, chain, law, home_of(model), None, plant_friction_scale)
+    out = []
+    for joint in chain:
+        loop.reset(law)
+        out.append(coast(loop, joint, velocity, duration, naive))
+    return out
 
 
 def _law(config: Config, model: RobotModel, on: bool) -> EffortLaw:
@@ -211,4 +245,4 @@ def run_phases(config: Config, plant_friction_scale: float = 1.0) -> Recording:
     )
 
 
-__all__ = ["Coast", "Loop", "coast", "run_phases"]
+__all__ = ["Coast", "Loop", "coast", "passivity", "run_phases"]
