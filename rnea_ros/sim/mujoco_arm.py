@@ -12,11 +12,14 @@ damping, integrated implicitly. `friction` F_c (dry, Coulomb) is simulated one o
   sharper than the node's default tanh), applied as extra joint damping F_c tanh(|q̇|/v_s) / |q̇|
   (F_c / v_s at rest) frozen over each step, which MuJoCo integrates implicitly like `damping`:
   stable however light the joint, and dissipative. Needs the "euler" or "implicitfast" integrator.
-* "frictionloss": MuJoCo's `frictionloss`, a dry friction solved as a soft constraint. Its
-  regularisation (solref time constant 0.02 s) makes it a viscous damper of about 95 M_eff
-  N m s/rad (M_eff = 1 / (M⁻¹)_ii) up to F_c: on xArm7's last joint (1e-4 kg m²) it reaches the
-  URDF's 1 N m only above ~76 rad/s, so the plant has far less friction than its URDF says
-  (see docs/friction_semantics.png); no time constant below ~2 steps is stable.
+* "frictionloss": MuJoCo's `frictionloss`, a dry friction solved as a soft constraint that
+  steers the joint's acceleration towards −b q̇ (b ≈ 105 /s from the default solref time
+  constant 0.02 s) with a force of at most F_c. Alone it is a viscous damper whose slope scales
+  with the joint's inertia, up to F_c: 3.6 N m s/rad on xArm7's base joint (F_c reached at
+  0.28 rad/s), 0.013 on its last joint (1e-4 kg m²: the URDF's 1 N m only at ~76 rad/s). With
+  other forces it resists them too, even the joint's own damping (it then pushes along the
+  motion). Either way the plant has far less friction than its URDF says on light joints (see
+  docs/friction_semantics.png); time constants below ~2 steps are not stable.
 
 Frames and units: the world frame is the URDF root link frame, gravity `[0, 0, -9.81]` m/s² in
 it; positions rad or m, velocities rad/s or m/s, efforts N m or N, time s. Arrays follow
@@ -206,13 +209,15 @@ class MujocoArm:
 
     def frictionloss_torque(self, joint: str, velocities, q: np.ndarray | None = None) -> np.ndarray:
         """The force MuJoCo's frictionloss (level F_c of the URDF × friction_scale) puts on `joint`
-        moving at each of `velocities` (every other joint at rest, no gravity and no applied
-        effort; at q, default the current pose), N m or N: a constraint force, computed as in a
-        step from that state (whatever `coulomb` this arm simulates)."""
+        moving at each of `velocities` (every other joint at rest; no gravity, damping or applied
+        effort, which the constraint would otherwise also resist; at q, default the current pose),
+        N m or N: a constraint force, computed as in a step from that state (whatever `coulomb`
+        this arm simulates)."""
         m = self.model
         j = self.indices([joint])[0]
-        saved_loss = m.dof_frictionloss.copy()
+        saved_loss, saved_damping = m.dof_frictionloss.copy(), m.dof_damping.copy()
         m.dof_frictionloss[:] = self.coulomb
+        m.dof_damping[:] = 0.0
         saved = m.opt.gravity.copy()
         m.opt.gravity[:] = 0.0
         try:
@@ -230,6 +235,7 @@ class MujocoArm:
         finally:
             m.opt.gravity[:] = saved
             m.dof_frictionloss[:] = saved_loss
+            m.dof_damping[:] = saved_damping
 
     def bias(self, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
         """MuJoCo's c(q, q̇) + g(q) (qfrc_bias) at a state, joint_names order; leaves the
