@@ -41,10 +41,11 @@ class Loop:
         friction: Friction | None = None,
         plant_friction_scale: float = 1.0,
         timestep: float = 1e-3,
+        coulomb: str = "implicit",
     ) -> None:
         self.model = RobotModel.from_urdf(urdf)
         held = tuple(j for j in self.model.joint_names if j not in joints)
-        self.arm = MujocoArm(urdf, timestep, held=held, friction_scale=plant_friction_scale)
+        self.arm = MujocoArm(urdf, timestep, held=held, friction_scale=plant_friction_scale, coulomb=coulomb)
         self.home = dict(home or {})
         self.joints = list(joints)
         self.index = np.array([self.model.joint_index(j) for j in joints], dtype=np.int64)
@@ -154,15 +155,17 @@ def passivity(
     velocity: float = 0.5,
     duration: float = 0.3,
     naive: bool = False,
+    coulomb: str = "implicit",
 ) -> list[Coast]:
     """`coast` every joint of the arm's chain in turn (rnea_ros.sim.scenario: the gripper held)
     from its demo home, PD gains zero, no trajectory, gravity + Coriolis + friction compensated;
     the plant's friction `plant_friction_scale` × the URDF's (the node's model is the URDF's).
-    Joints start `velocity` rad/s (or m/s) and coast `duration` s; naive: see `coast`."""
+    Joints start `velocity` rad/s (or m/s) and coast `duration` s; naive: see `coast`; coulomb:
+    how the simulator applies dry friction (MujocoArm)."""
     model = RobotModel.from_urdf(urdf)
     chain = split_arm(model).chain
     law = EffortLaw(compensate=frozenset(("gravity", "coriolis", "friction")))
-    loop = Loop(urdf, chain, law, home_of(model), None, plant_friction_scale)
+    loop = Loop(urdf, chain, law, home_of(model), None, plant_friction_scale, coulomb=coulomb)
     out = []
     for joint in chain:
         loop.reset(law)
