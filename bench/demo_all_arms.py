@@ -126,7 +126,7 @@ def main() -> int:
     for k, path in enumerate(accepted):
         name = str(path.relative_to(root))
         result = (
-            run_in_process(path, args.duration) if args.in_process else run_demo(path, args.duration, 100 + k)
+            run_in_process(path, args.duration) if args.in_process else run_demo(path, args.duration, 200 + k)
         )
         figures = passivity_figures(path)
         results[name] = {"demo": result, "passivity": figures}
