@@ -28,6 +28,8 @@ bench: $(STAMP)
 	$(PY) bench/soak.py
 	$(PY) bench/interpolation_error.py
 	$(PY) bench/compare_toppra.py
+	$(PY) bench/friction_semantics.py
+	$(PY) bench/demo_all_arms.py
 
 clean:
 	rm -rf $(VENV) build install log *.egg-info

@@ -7,9 +7,10 @@ feedback term always compares desired with measured. The friction term follows
 `rnea_ros.friction_compensation`: feedforward at the desired velocity for joints a trajectory
 drives, bounded feedback from the measured velocity for the others, each faded out by the runaway
 guard (`rnea_ros.runaway_guard`) when it drives its joint. All arrays in `model.joint_names`
-order, efforts in N m or N. The total is clamped to the effort limit × scale. Two compiled kernels
-(`friction_compensation.friction_kernel`, then `kernels.effort_kernel`) compute every term of a
-cycle into a preallocated table.
+order, efforts in N m or N. The total is clamped to the effort limit × scale. Compiled kernels
+compute every term of a cycle into a preallocated table: M(q) and the friction row
+(`friction_compensation.friction_kernel`), then the other terms and the total
+(`kernels.effort_kernel`), then the guard's period (`runaway_guard.guard_step_kernel`).
 """
 
 from __future__ import annotations
@@ -73,6 +74,8 @@ class Efforts:
         switches = [t in law.compensate for t in COMPENSABLE] + [law.use_desired_state]
         self._switches = np.array(switches, dtype=np.int64)
         self._law = np.empty((k.LAW_ROWS, n))
+        # effort_kernel no longer reads the friction rows (the friction row is an input, filled by
+        # friction_compensation.friction_kernel); they are kept filled for the table's layout
         self._law[k.LAW_VISCOUS] = friction.viscous
         self._law[k.LAW_COULOMB] = friction.coulomb
         self._law[k.LAW_STATIC] = friction.static
