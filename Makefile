@@ -34,6 +34,8 @@ soak-sequences: $(STAMP)
 		test/test_fuzz_node_sequences.py
 	$(PY) bench/interpolation_error.py
 	$(PY) bench/compare_toppra.py
+	$(PY) bench/friction_semantics.py
+	$(PY) bench/demo_all_arms.py
 
 clean:
 	rm -rf $(VENV) build install log *.egg-info

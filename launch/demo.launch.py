@@ -6,8 +6,8 @@ ends when the supervisor does.
     ros2 launch rnea_ros demo.launch.py [urdf_file:=...] [duration:=30] [lockstep:=false] [plot:=true]
 
 The nodes get exactly the parameters `python -m rnea_ros.demo` gives them
-(rnea_ros.demo.parameters); that command starts the same processes without launch and is what
-`make demo` runs. Needs the Python packages mujoco and matplotlib next to the ROS install.
+(rnea_ros.sim.scenario.parameters); that command starts the same processes without launch and is
+what `make demo` runs. Needs the Python packages mujoco and matplotlib next to the ROS install.
 """
 
 from __future__ import annotations
@@ -60,7 +60,8 @@ def demo_arguments(arg: dict[str, str]) -> list[str]:
 
 
 def launch_demo(context, *args, **kwargs):
-    from rnea_ros.demo import argument_parser, make_config, parameters
+    from rnea_ros.sim.demo import argument_parser
+    from rnea_ros.sim.scenario import make_config, parameters
 
     arg = {name: LaunchConfiguration(name).perform(context) for name in ARGUMENTS}
     argv = demo_arguments(arg)

@@ -599,11 +599,12 @@ def effort_kernel(
 ):
     """The inverse_dynamics effort law, term by term, into the rows of `out` (OUT_ROWS, n):
 
-    gravity g(q), coriolis c(q, q̇), inertia M(q) q̈_des, friction τ_f(q̇), wrench Σ Jᵀ F (each
-    zero when its switch is 0; q, q̇ measured or desired per switches[SWITCH_DESIRED]), feedback
-    Kp (q_des − q) + Kd (q̇_des − q̇), then the total clamped to ±limit and 1.0 where it was clamped.
+    gravity g(q), coriolis c(q, q̇), inertia M(q) q̈_des, friction (out[3] as given: the caller
+    fills it, see rnea_ros.friction_compensation), wrench Σ Jᵀ F (each zero when its switch is 0;
+    q, q̇ measured or desired per switches[SWITCH_DESIRED]), feedback Kp (q_des − q) +
+    Kd (q̇_des − q̇), then the total clamped to ±limit and 1.0 where it was clamped.
     gravity: 6 values, the root-frame gravity (m/s²) then 3 zeros. law: (LAW_ROWS, n) per joint
-    (see the LAW_* rows; friction as in `rnea_ros.friction`). Returns a status (NOT_FINITE when
+    (see the LAW_* rows; the friction rows are not read). Returns a status (NOT_FINITE when
     the total is not finite).
     """
     n = len(q)
@@ -629,13 +630,7 @@ def effort_kernel(
         rnea_kernel(tree, qx, qdx, zero, no_gravity, ws, out[1])
     if switches[2]:
         rnea_kernel(tree, qx, zero, qdd_des, no_gravity, ws, out[2])
-    if switches[3]:
-        for i in range(n):
-            v = qdx[i]
-            coulomb = law[LAW_COULOMB, i]
-            s = v / law[LAW_STRIBECK, i]
-            level = coulomb + (law[LAW_STATIC, i] - coulomb) * math.exp(-s * s)
-            out[3, i] = law[LAW_VISCOUS, i] * v + level * math.tanh(v / law[LAW_SMOOTHING, i])
+    # friction: out[3] is an input, filled by rnea_ros.friction_compensation before the call
     if switches[4] and len(wrench_body) > 0:
         rnea_wrench_kernel(tree, qx, zero, zero, no_gravity, wrench_body, wrench_data, ws, out[4])
     elif switches[4]:

@@ -28,6 +28,11 @@ from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import Float64MultiArray, String  # noqa: E402
 
 NODE = "/inverse_dynamics"
+# Parameters that make the node's friction term zero whatever the URDF says: for tests whose
+# expectations are the rigid-body terms. The friction rules (feedforward along a trajectory,
+# bounded feedback at the measured loop period without one, runaway guard) are tested in
+# test_friction_node.py, test_friction_compensation.py and test_runaway_guard.py.
+FRICTION_OFF = {"friction.scale": 0.0, "friction.feedforward_scale": 0.0}
 
 
 def start_node(tmp: Path, params: dict, *remaps: str) -> subprocess.Popen:
@@ -226,4 +231,4 @@ class Driver:
         self.node.destroy_node()
 
 
-__all__ = ["Driver", "start_node", "stop"]
+__all__ = ["FRICTION_OFF", "Driver", "start_node", "stop"]

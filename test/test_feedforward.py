@@ -18,7 +18,9 @@ GRAVITY = (0.3, -0.2, -9.7)
 
 
 def reference(law: EffortLaw, q, qd, desired, wrench) -> dict[str, np.ndarray]:
-    """Each term from rnea, gravity_torques, friction_torques and the Jacobian."""
+    """Each term from rnea, gravity_torques, friction_torques and the Jacobian; friction at the
+    desired velocity (every joint driven: compute_efforts without `driven`; the feedback rule
+    for undriven joints is tested in test_friction_compensation.py)."""
     q_des, qd_des, qdd_des = desired
     qx, qdx = (q_des, qd_des) if law.use_desired_state else (q, qd)
     zero = np.zeros(N)
@@ -26,7 +28,7 @@ def reference(law: EffortLaw, q, qd, desired, wrench) -> dict[str, np.ndarray]:
         "gravity": gravity_torques(MODEL, qx, gravity=law.gravity),
         "coriolis": rnea(MODEL, qx, qdx, zero, gravity=(0, 0, 0)),
         "inertia": rnea(MODEL, qx, zero, qdd_des, gravity=(0, 0, 0)),
-        "friction": friction_torques(FRICTION, qdx),
+        "friction": friction_torques(FRICTION, qd_des),
         "wrench": jacobian(MODEL, qx, "panda_hand").T @ wrench,
     }
     terms = {t: v if t in law.compensate else zero for t, v in terms.items()}

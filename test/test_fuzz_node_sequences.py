@@ -24,10 +24,10 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import String
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-from rnea_ros import Friction, RobotModel, friction_torques, gravity_torques, nonlinear_effects
+from rnea_ros import RobotModel, gravity_torques, nonlinear_effects
 from rnea_ros.robots import example_urdf_path
 
-from .rosgraph import Driver, start_node, stop
+from .rosgraph import FRICTION_OFF, Driver, start_node, stop
 
 ROBOTS = {
     "ur5": "ur5",
@@ -81,8 +81,7 @@ class Law:
         v = self.values
         g = gravity_torques(model, q, gravity=tuple(v["gravity"]))
         c = nonlinear_effects(model, q, qd, gravity=tuple(v["gravity"])) - g
-        f = friction_torques(Friction.from_model(model, v["friction.smoothing_velocity"]), qd)
-        tau = g * v["compensate.gravity"] + c * v["compensate.coriolis"] + f * v["compensate.friction"]
+        tau = g * v["compensate.gravity"] + c * v["compensate.coriolis"]  # FRICTION_OFF: no friction term
         limit = model.effort_limit * v["effort_limit_scale"]
         return np.clip(tau, -limit, limit)
 
@@ -90,7 +89,7 @@ class Law:
 @pytest.fixture(scope="module")
 def node(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("sequences")
-    proc = start_node(tmp, {"joint_states_timeout": TIMEOUT, "diagnostics_period": 0.2})
+    proc = start_node(tmp, {"joint_states_timeout": TIMEOUT, "diagnostics_period": 0.2, **FRICTION_OFF})
     driver = Driver("sequence_driver", BOUNDS)
     driver.gripper = driver.node.create_publisher(JointState, "joint_states", 10)  # a second publisher
     driver.trajectories = driver.node.create_publisher(

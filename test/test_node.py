@@ -15,9 +15,7 @@ from geometry_msgs.msg import WrenchStamped
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from rnea_ros import (
-    Friction,
     RobotModel,
-    friction_torques,
     gravity_torques,
     jacobian,
     link_pose,
@@ -26,11 +24,10 @@ from rnea_ros import (
 )
 from rnea_ros.robots import example_urdf_path
 
-from .rosgraph import Driver, start_node, stop
+from .rosgraph import FRICTION_OFF, Driver, start_node, stop
 
 URDF = example_urdf_path("panda").read_text()
 MODEL = RobotModel.from_urdf(URDF, tip_link="panda_hand")
-FRICTION = Friction.from_model(MODEL)
 NAMES = list(MODEL.joint_names)
 RNG = np.random.default_rng(0)
 
@@ -41,9 +38,9 @@ def random_state():
 
 
 def expected(q, qd, qdd=None, gravity=(0, 0, -9.81), wrenches=None):
-    """g + c + M q̈ + friction + Jᵀ F from the core, for the same state."""
+    """g + c + M q̈ + Jᵀ F from the core, for the same state (the node runs with FRICTION_OFF)."""
     qdd = np.zeros(MODEL.nv) if qdd is None else qdd
-    return rnea(MODEL, q, qd, qdd, gravity=gravity, wrenches=wrenches) + friction_torques(FRICTION, qd)
+    return rnea(MODEL, q, qd, qdd, gravity=gravity, wrenches=wrenches)
 
 
 @pytest.fixture(scope="module")
@@ -55,6 +52,7 @@ def node(tmp_path_factory):
         "joint_states_timeout": 0.5,
         "tip_apparent_mass.rate": 20.0,
         "tip_apparent_mass.direction": [0.0, 1.0, 0.0],
+        **FRICTION_OFF,
     }
     proc = start_node(tmp, params)
     driver = Driver("test_node_driver", dict(zip(NAMES, MODEL.effort_limit, strict=True)))
@@ -83,7 +81,7 @@ def test_efforts_equal_core_torques(node: Driver) -> None:
     terms = {t: np.array(node.terms[t][-1].effort) for t in node.terms}
     assert np.allclose(sum(terms.values()), got, atol=1e-9)
     assert np.allclose(terms["gravity"], gravity_torques(MODEL, q), atol=1e-9)
-    assert np.allclose(terms["friction"], friction_torques(FRICTION, qd), atol=1e-12)
+    assert np.array_equal(terms["friction"], np.zeros(MODEL.nv))
 
 
 def test_shuffled_and_extra_joints_are_mapped_by_name(node: Driver) -> None:
@@ -180,7 +178,7 @@ def test_payload_parameters(node: Driver) -> None:
     try:
         got = node.command_for(node.state(NAMES, q, qd))
         loaded = MODEL.with_payload("panda_hand", 2.0, (0, 0, 0.1))
-        want = rnea(loaded, q, qd, np.zeros(MODEL.nv)) + friction_torques(FRICTION, qd)
+        want = rnea(loaded, q, qd, np.zeros(MODEL.nv))
         assert np.allclose(got, want, atol=1e-9)
         assert not np.allclose(got, expected(q, qd), atol=1e-3)
     finally:

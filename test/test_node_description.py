@@ -8,10 +8,10 @@ from builtin_interfaces.msg import Duration
 from std_msgs.msg import String
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-from rnea_ros import Friction, RobotModel, friction_torques, rnea
+from rnea_ros import RobotModel, rnea
 from rnea_ros.robots import example_urdf_path
 
-from .rosgraph import Driver, start_node, stop
+from .rosgraph import FRICTION_OFF, Driver, start_node, stop
 
 PANDA = example_urdf_path("panda").read_text()
 UR5 = example_urdf_path("ur5").read_text()
@@ -21,11 +21,11 @@ WARN, OK = 1, 0
 
 
 def feedforward(model: RobotModel, q, qd) -> np.ndarray:
-    return rnea(model, q, qd, np.zeros(model.nv)) + friction_torques(Friction.from_model(model), qd)
+    return rnea(model, q, qd, np.zeros(model.nv))  # the node runs with FRICTION_OFF
 
 
 def test_late_description_replacement_broken_one_and_mimic_joints(tmp_path) -> None:
-    proc = start_node(tmp_path, {"joint_states_timeout": 1.0})
+    proc = start_node(tmp_path, {"joint_states_timeout": 1.0, **FRICTION_OFF})
     bounds = {}
     for text in (PANDA, UR5):
         model = RobotModel.from_urdf(text)
@@ -81,7 +81,7 @@ def test_invalid_parameter_file_fails_at_start_naming_the_parameter(tmp_path) ->
 def test_model_swap_under_a_running_trajectory_and_broken_descriptions(tmp_path) -> None:
     """The sequence that ended the process: a larger model replaces the current one, then a
     trajectory and joint_states arrive. Rejected descriptions warn for one period."""
-    proc = start_node(tmp_path, {"joint_states_timeout": TIMEOUT})
+    proc = start_node(tmp_path, {"joint_states_timeout": TIMEOUT, **FRICTION_OFF})
     d = Driver("swap_driver", dict(zip(FULL.joint_names, FULL.effort_limit, strict=True)))
     try:
         small = PANDA.replace("panda_joint7", "renamed7")  # 8 joints... then the whole 9

@@ -6,10 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rnea_ros import Friction, RobotModel, friction_torques, rnea
+from rnea_ros import RobotModel, rnea
 from rnea_ros.robots import example_urdf_path
 
-from .rosgraph import Driver, start_node, stop
+from .rosgraph import FRICTION_OFF, Driver, start_node, stop
 
 PANDA = example_urdf_path("panda").read_text()
 FULL = RobotModel.from_urdf(PANDA)  # 7 arm + 2 finger joints
@@ -20,14 +20,14 @@ ERROR, WARN, OK = 2, 1, 0
 
 
 def expected(model: RobotModel, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
-    return rnea(model, q, qd, np.zeros(model.nv)) + friction_torques(Friction.from_model(model), qd)
+    return rnea(model, q, qd, np.zeros(model.nv))  # the node runs with FRICTION_OFF
 
 
 @pytest.fixture(scope="module")
 def two_publishers(tmp_path_factory):
     """The whole Panda tree, commanding the arm only, fed by an arm and a gripper publisher."""
     tmp = tmp_path_factory.mktemp("inputs")
-    params = {"robot_description": PANDA, "joints": ARM, "joint_states_timeout": TIMEOUT}
+    params = {"robot_description": PANDA, "joints": ARM, "joint_states_timeout": TIMEOUT, **FRICTION_OFF}
     proc = start_node(tmp, params)
     driver = Driver("inputs_driver", dict(zip(FULL.joint_names, FULL.effort_limit, strict=True)))
     yield driver

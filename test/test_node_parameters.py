@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from builtin_interfaces.msg import Duration
 from std_msgs.msg import String
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from rnea_ros import Friction, RobotModel, friction_torques, rnea
 from rnea_ros.robots import example_urdf_path
@@ -80,22 +82,39 @@ def test_invalid_parameter_files_end_start_up_with_one_line(tmp_path, params, li
     assert len([x for x in output.splitlines() if "FATAL" in x]) == 1
 
 
+def _constant_velocity(q: np.ndarray, v: np.ndarray) -> JointTrajectory:
+    """From q (joined from the measured state within 1 s) on at constant velocity v for 99 s."""
+    msg = JointTrajectory(joint_names=NAMES)
+    for t in (1, 100):
+        msg.points.append(
+            JointTrajectoryPoint(
+                positions=(q + v * (t - 1)).tolist(), velocities=v.tolist(), accelerations=[0.0] * 6,
+                time_from_start=Duration(sec=t),
+            )
+        )  # fmt: skip
+    return msg
+
+
 def test_per_joint_values_are_never_applied_to_another_joint(tmp_path) -> None:
     """friction.viscous was given for the UR5's joints; a robot with other joints is refused,
-    naming the parameter, and the UR5 keeps commanding."""
+    naming the parameter, and the UR5 keeps commanding. (Along a constant-velocity trajectory the
+    friction term is exactly F_v q̇_des, the feedforward rule.)"""
     viscous = [0.5, 0.4, 0.3, 0.2, 0.1, 0.05]
     proc = start_node(tmp_path, {"friction.viscous": viscous, "friction.coulomb": [0.0] * 6})
     d = Driver("swap_params_driver", dict(zip(NAMES, MODEL.effort_limit, strict=True)))
     try:
         d.description.publish(String(data=UR5))
         q, qd = np.linspace(-1, 1, 6), np.linspace(0.5, -0.5, 6)
+        v = np.linspace(0.2, -0.3, 6)
         d.wait_for_commands(lambda: d.state(NAMES, q, qd))
+        trajectories = d.node.create_publisher(JointTrajectory, "/inverse_dynamics/joint_trajectory", 10)
+        trajectories.publish(_constant_velocity(q, v))
         d.description.publish(String(data=KINOVA))  # 6 joints too, other names
-        d.spin(1.0)
+        d.spin(1.5)
         diag = d.latest_diagnostics()
         assert "friction.viscous: has one value per joint for [shoulder_pan_joint" in diag["last_model_error"]
         assert diag["model"].startswith("ur5")
-        want = rnea(MODEL, q, qd, np.zeros(6)) + np.array(viscous) * qd
+        want = rnea(MODEL, q, qd, np.zeros(6)) + np.array(viscous) * v
         assert np.allclose(d.command_for(d.state(NAMES, q, qd)), want, atol=1e-9)
         # values that do not depend on the joints: the swap goes through
         assert all(

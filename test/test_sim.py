@@ -21,7 +21,7 @@ from rnea_ros.sim.multisine import MultiSine, design
 from rnea_ros.sim.report import Recording, check_targets, plot, summarize, table
 from rnea_ros.trajectory import TrajectorySampler
 
-ROBOTS = ("panda", "ur5", "double_pendulum")
+ROBOTS = ("panda", "ur5", "double_pendulum", "xarm_description/urdf/xarm7.urdf")
 RNG = np.random.default_rng(7)
 
 
@@ -45,8 +45,13 @@ def test_mujoco_has_the_model_joints_in_the_model_order(name: str) -> None:
     assert arm.joint_names == model.joint_names
     assert np.array_equal(arm.lower, model.position_lower)
     assert np.array_equal(arm.upper, model.position_upper)
-    assert np.array_equal(arm.model.dof_damping, model.damping)  # URDF <dynamics damping>
-    assert np.array_equal(arm.model.dof_frictionloss, model.coulomb)  # URDF <dynamics friction>
+    assert np.array_equal(arm.damping, model.damping)  # URDF <dynamics damping>
+    assert np.array_equal(arm.coulomb, model.coulomb)  # URDF <dynamics friction>
+    assert np.array_equal(arm.model.dof_damping, model.damping)
+    assert np.all(arm.model.dof_frictionloss == 0)  # dry friction: implicit damping (default)
+    lossy = MujocoArm(example_urdf_path(name).read_text(), coulomb="frictionloss", friction_scale=0.7)
+    np.testing.assert_allclose(lossy.model.dof_frictionloss, 0.7 * model.coulomb, rtol=1e-15)
+    np.testing.assert_allclose(lossy.model.dof_damping, 0.7 * model.damping, rtol=1e-15)
     assert np.all(arm.model.dof_armature == 0)  # no rotor inertia on either side
 
 
@@ -163,6 +168,108 @@ def test_bad_inputs_raise_value_errors() -> None:
         arm.step(np.array([np.nan, 0, 0, 0, 0, 0]))
     with pytest.raises(ValueError, match="timestep"):
         MujocoArm(urdf, timestep=0.0)
+    with pytest.raises(ValueError, match="coulomb"):
+        MujocoArm(urdf, coulomb="stiction")
+    with pytest.raises(ValueError, match="friction_scale"):
+        MujocoArm(urdf, friction_scale=-1.0)
+    xarm = example_urdf_path("xarm_description/urdf/xarm7.urdf").read_text()
+    with pytest.raises(ValueError, match="implicitfast"):
+        MujocoArm(xarm, integrator="rk4")
+
+
+# --- joint friction in the simulator ------------------------------------------------------------
+
+XARM = example_urdf_path("xarm_description/urdf/xarm7.urdf").read_text()
+
+
+def spin_up(arm: MujocoArm, joint: str, effort: float, seconds: float) -> float:
+    """Velocity of `joint` after `seconds` under a constant `effort`, every other joint held,
+    no gravity."""
+    arm.model.opt.gravity[:] = 0.0
+    j = arm.indices([joint])[0]
+    tau = np.zeros(arm.nv)
+    tau[j] = effort
+    for _ in range(int(round(seconds / arm.timestep))):
+        arm.step(tau)
+    return float(arm.qd[j])
+
+
+@pytest.mark.parametrize(
+    ("joint", "effort"), [("joint1", 12.0), ("joint1", 2.0), ("joint7", 1.5), ("joint7", 0.5)]
+)
+def test_implicit_coulomb_friction_balances_the_effort_in_steady_state(joint: str, effort: float) -> None:
+    """Default simulation of URDF friction: a joint driven by a constant effort τ settles where
+    d v + F_c tanh(v / v_s) = τ (v_s = 1 mm/s), on the heavy base joint and on xArm7's 1e-4 kg m²
+    last joint alike (stable although its friction slope F_c / v_s is 1e4 times its inertia per
+    second); below F_c it creeps at v < v_s."""
+    from scipy.optimize import brentq
+
+    held = tuple(j for j in RobotModel.from_urdf(XARM).joint_names if j != joint)
+    arm = MujocoArm(XARM, held=held)
+    v = spin_up(arm, joint, effort, 3.0)
+    i = arm.indices([joint])[0]
+    d, fc, vs = arm.damping[i], arm.coulomb[i], arm.coulomb_velocity
+    want = brentq(lambda x: d * x + fc * np.tanh(x / vs) - effort, 0.0, effort / d + 1.0, xtol=1e-14)
+    assert v == pytest.approx(want, rel=1e-3, abs=1e-7)
+    if effort < fc:
+        assert 0 < v < vs
+
+
+def test_frictionloss_is_a_viscous_damper_up_to_its_level() -> None:
+    """MuJoCo's frictionloss on a joint moving at v (nothing else acting): a force linear in v
+    (a soft constraint steering the acceleration to −b v) up to F_c, where it saturates. Its slope
+    scales with the joint's inertia: on xArm7's last joint (1e-4 kg m²) it reaches the URDF's
+    1 N m only above 50 rad/s, on the base joint below 0.3 rad/s. And it resists whatever else
+    decelerates the joint, its own damping included: then it pushes along the motion."""
+    arm = MujocoArm(XARM, coulomb="frictionloss")
+    for joint in ("joint1", "joint7"):
+        i = arm.indices([joint])[0]
+        v = np.array([1e-4, 1e-3, 1e-2])
+        f = arm.frictionloss_torque(joint, v)
+        slope = -f[0] / v[0]
+        np.testing.assert_allclose(f, -slope * v, rtol=1e-6)
+        saturation = arm.coulomb[i] / slope
+        assert arm.frictionloss_torque(joint, [2 * saturation])[0] == pytest.approx(-arm.coulomb[i], rel=1e-9)
+        assert (saturation > 50) if joint == "joint7" else (saturation < 0.3)
+    import mujoco
+
+    d = mujoco.MjData(arm.model)
+    d.qpos[:] = arm.q
+    d.qvel[6] = 0.1
+    arm.model.opt.gravity[:] = 0.0
+    mujoco.mj_forward(arm.model, d)  # damping 2 N m s/rad on joint 7: frictionloss counters it
+    assert d.qfrc_constraint[6] > 0.0 > d.qfrc_passive[6]
+
+
+def test_friction_forces_are_the_plants_friction_efforts() -> None:
+    """friction_forces() after a step equals −(d + F_c tanh(|v|/v_s)/|v|) v⁺ (implicit damping at
+    the step's end velocity) on every joint, and the frictionloss constraint force in that mode."""
+    arm = MujocoArm(XARM)
+    arm.data.qvel[:] = RNG.normal(0, 0.5, arm.nv)
+    v0 = arm.qd
+    arm.step(np.zeros(arm.nv))
+    x = np.abs(v0) / arm.coulomb_velocity
+    want = -(arm.damping + arm.coulomb / arm.coulomb_velocity * np.tanh(x) / x) * arm.qd
+    np.testing.assert_allclose(arm.friction_forces(), want, rtol=1e-12)
+    lossy = MujocoArm(XARM, coulomb="frictionloss")
+    lossy.data.qvel[0] = 1.0
+    lossy.step(np.zeros(lossy.nv))  # no joint at a limit: every constraint row is a frictionloss
+    np.testing.assert_allclose(
+        lossy.friction_forces(), -lossy.damping * lossy.qd + lossy.data.qfrc_constraint, rtol=1e-12
+    )
+
+
+def test_held_light_gripper_is_held_stably() -> None:
+    """The simulator's hold servo (kp 200, kd 2, damping implicit) on SO-100's gripper, whose
+    inertia is ~1e-5 kg m²: an explicit kd would be 200x past the 1 kHz stability limit."""
+    urdf = example_urdf_path("so_arm_description/urdf/so100.urdf").read_text()
+    arm = MujocoArm(urdf, held=("gripper",))
+    j = arm.indices(["gripper"])[0]
+    assert np.linalg.inv(arm.mass_matrix(arm.q))[j, j] > 1e4  # light: M_eff < 1e-4 kg m²
+    start = arm.q[j]
+    for _ in range(2000):
+        arm.step(np.zeros(arm.nv))
+    assert np.all(np.isfinite(arm.q)) and abs(arm.q[j] - start) < 1e-2
 
 
 # --- multi-sine -----------------------------------------------------------------------------

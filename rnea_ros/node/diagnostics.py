@@ -57,6 +57,20 @@ def _age(now_ns: int, then_ns: int) -> float | None:
     return None if then_ns == 0 else (now_ns - then_ns) * 1e-9
 
 
+def _friction_values(runtime: Runtime | None) -> dict[str, str]:
+    """The friction compensation's loop period and runaway guard (output joints only)."""
+    if runtime is None:
+        return {"friction_period_ms": "none", "friction_guard_trips": "0", "friction_faded_joints": ""}
+    efforts = runtime.efforts
+    tripped = efforts.guard.tripped[runtime.output]
+    period = efforts.period
+    return {
+        "friction_period_ms": f"{period * 1e3:.3f}" if period > 0 else "none",
+        "friction_guard_trips": str(efforts.guard.trips),
+        "friction_faded_joints": " ".join(n for n, t in zip(runtime.output_names, tripped, strict=True) if t),
+    }
+
+
 def diagnostic_status(
     name: str,
     base: RobotModel | None,
@@ -67,7 +81,8 @@ def diagnostic_status(
 ) -> DiagnosticStatus:
     """ERROR without a model, or when commands stopped for longer than `timeout` (s) while a
     forward command controller keeps applying the last one; WARN while waiting for the first
-    joint_states, on rejected input, clamping, or a description rejected in this period; else OK."""
+    joint_states, on rejected input, clamping, a description rejected in this period, or a
+    friction term faded out by the runaway guard; else OK."""
     times = sorted(stats.cycle_times)
     input_age = _age(now_ns, stats.last_stamp_ns)
     silent = _age(now_ns, stats.last_command_ns)
@@ -87,6 +102,7 @@ def diagnostic_status(
         "last_drop": stats.last_drop,
         "clamped_joints": " ".join(sorted(stats.clamped)),
         "last_model_error": stats.model_error,
+        **_friction_values(runtime),
         **{f"internal_error.{where}": text for where, text in sorted(stats.internal_errors.items())},
     }
     threshold = timeout if timeout > 0 else 1.0
@@ -112,6 +128,9 @@ def diagnostic_status(
             DiagnosticStatus.WARN,
             "robot description rejected; the previous model still commands",
         )
+    elif values["friction_faded_joints"]:
+        level = DiagnosticStatus.WARN
+        message = f"friction term faded out by the runaway guard: {values['friction_faded_joints']}"
     elif stats.rejected_in_period or stats.clamped:
         level, message = DiagnosticStatus.WARN, "rejected input or clamped efforts"
     else:

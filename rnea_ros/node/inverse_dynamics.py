@@ -46,8 +46,10 @@ CLOCK_MIXUP = 1e6
 class Desired:
     """A received trajectory for some model joints, sampled on the node clock."""
 
-    def __init__(self, sampler: TrajectorySampler, joints: np.ndarray, start_ns: int) -> None:
+    def __init__(self, sampler: TrajectorySampler, joints: np.ndarray, start_ns: int, nv: int) -> None:
         self.sampler, self.joints, self.start_ns = sampler, joints, start_ns
+        self.driven = np.zeros(nv, dtype=np.int64)  # model joints the trajectory drives
+        self.driven[joints] = 1
 
     def sample(self, now_ns: int, q: np.ndarray, qd: np.ndarray):
         """Desired (q, q̇, q̈) in model order; joints outside the trajectory follow the measurement."""
@@ -212,7 +214,8 @@ class InverseDynamicsNode(Node):
             n = None if loaded is None else len(loaded.runtime.output_names)
             new = _checked(parameters.proposed(parameters.INVERSE_DYNAMICS, self._params, params, n))
             override = None if any(p.name == "ee_wrench" for p in params) else self._wrench_override
-            runtime = None if loaded is None else build_runtime(loaded.base, new, override)
+            previous = None if loaded is None else (loaded.runtime, self._params)
+            runtime = None if loaded is None else build_runtime(loaded.base, new, override, previous)
         except ValueError as exc:
             self.get_logger().warn(f"parameters rejected: {exc}")
             return SetParametersResult(successful=False, reason=str(exc))
@@ -243,7 +246,7 @@ class InverseDynamicsNode(Node):
             self._drop("bad_wrench", "~/ee_wrench rejected: NaN or Inf")
             return
         try:
-            runtime = build_runtime(loaded.base, self._params, override)
+            runtime = build_runtime(loaded.base, self._params, override, (loaded.runtime, self._params))
         except ValueError as exc:
             self._drop("bad_wrench", f"~/ee_wrench rejected: {exc}")
             return
@@ -294,7 +297,7 @@ class InverseDynamicsNode(Node):
             times, positions, field_of("velocities"), field_of("accelerations"), start
         )
         stamp = stamp_ns(msg.header.stamp)
-        return Desired(sampler, joints, stamp or self.get_clock().now().nanoseconds)
+        return Desired(sampler, joints, stamp or self.get_clock().now().nanoseconds, model.nv)
 
     def _on_joint_states(self, msg: JointState) -> None:
         """Merge this message and every one queued behind it (any publisher's), then command once
@@ -361,15 +364,18 @@ class InverseDynamicsNode(Node):
         q, qd = state
         runtime = loaded.runtime
         desired = (q, qd, np.zeros(len(q)))
+        driven = np.zeros(len(q), dtype=np.int64)
         if loaded.trajectory is not None:
             sampled = loaded.trajectory.sample(now_ns, q, qd)
             if all(np.isfinite(x).all() for x in sampled):
-                desired = sampled
+                desired, driven = sampled, loaded.trajectory.driven
             else:  # never fall silent on a trajectory: drop it and compensate the measured state
                 self._loaded = loaded = replace(loaded, trajectory=None)
                 self._drop("bad_trajectory", "~/joint_trajectory cancelled: its desired state is not finite")
+        t = (stamp_ns(msg.header.stamp) or now_ns) * 1e-9  # friction: loop period, runaway guard
         try:  # non-finite desired state or result: ValueError naming it, no command
-            efforts = compute_efforts(runtime.efforts, q, qd, desired, runtime.wrenches(q))
+            wrenches = runtime.wrenches(q)
+            efforts = compute_efforts(runtime.efforts, q, qd, desired, wrenches, driven=driven, t=t)
         except ValueError as exc:
             self._drop("not_finite", f"joint_states not used: {exc}")
             return

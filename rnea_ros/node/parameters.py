@@ -102,6 +102,13 @@ LAW_PARAMS = (
         "velocity of the tanh sign smoothing, rad/s",
         bounds=(1e-6, 10.0),
     ),
+    Param(
+        "friction.feedforward_scale",
+        "double",
+        1.0,
+        "fraction of the model friction compensated at the desired velocity of a trajectory",
+        bounds=(0.0, 1.0),
+    ),
     Param("payload.mass", "double", 0.0, "payload mass on payload.link, kg", bounds=(0.0, 1000.0)),
     Param(
         "payload.com",
@@ -142,10 +149,40 @@ LAW_PARAMS = (
     ),
 )
 
+# Friction compensated from the measured velocity (no trajectory): only the inverse_dynamics node
+# closes that loop.
+FEEDBACK_FRICTION_PARAMS = (
+    Param(
+        "friction.scale",
+        "double",
+        0.5,
+        "fraction of the model friction compensated from the measured velocity (no trajectory); "
+        "below 1 so that a model overestimating the friction (up to 1/scale x) cannot drive the arm",
+        bounds=(0.0, 1.0),
+    ),
+    Param(
+        "friction.deadband",
+        "double",
+        0.05,
+        "velocity v_d of the smooth deadband 1 - exp(-(v/v_d)^2) of the measured-velocity "
+        "compensation, rad/s; 0: none",
+        bounds=(0.0, 10.0),
+    ),
+    Param(
+        "friction.guard_window",
+        "double",
+        0.2,
+        "window of the runaway guard that fades out a joint's friction term when it drives the "
+        "joint, s; 0: no guard",
+        bounds=(0.0, 10.0),
+    ),
+)
+
 INVERSE_DYNAMICS = table(
     (
         *MODEL_PARAMS,
         *LAW_PARAMS,
+        *FEEDBACK_FRICTION_PARAMS,
         Param(
             "feedback.kp",
             "double_array",

@@ -11,6 +11,7 @@ from ..dynamics import link_pose
 from ..errors import ParameterError
 from ..feedforward import COMPENSABLE, EffortLaw, Efforts
 from ..friction import Friction
+from ..friction_compensation import CompensationRules
 from ..model import RobotModel
 from ..schema import Param, is_per_joint_value
 from .parameters import INVERSE_DYNAMICS
@@ -63,6 +64,9 @@ def per_joint_parameters_fit(
             )
 
 
+FRICTION_STATE_PARAMS = ("compensate.friction", "friction.")  # a change re-arms the runaway guard
+
+
 def output_joints(base: RobotModel, params: dict) -> tuple[list[str], np.ndarray]:
     """The `joints` parameter checked against the model (empty: every movable joint) and their
     model indices; ParameterError naming `joints`."""
@@ -102,8 +106,9 @@ def with_armature(model: RobotModel, params: dict, output: np.ndarray) -> RobotM
     return model.with_armature(full)
 
 
-def friction_of(model: RobotModel, params: dict, output: np.ndarray) -> Friction:
-    """Friction from friction.* (values per joint of `joints`, i.e. at `output`; [-1]: URDF)."""
+def friction_of(model: RobotModel, params: dict, output: np.ndarray, scale: float = 1.0) -> Friction:
+    """Friction from friction.* (values per joint of `joints`, i.e. at `output`; [-1]: URDF),
+    its coefficients multiplied by `scale`."""
 
     def from_joints(name: str, urdf: np.ndarray) -> np.ndarray:
         value = np.asarray(params[name], dtype=float)
@@ -116,8 +121,8 @@ def friction_of(model: RobotModel, params: dict, output: np.ndarray) -> Friction
         return full
 
     return Friction(
-        from_joints("friction.viscous", model.damping),
-        from_joints("friction.coulomb", model.coulomb),
+        scale * from_joints("friction.viscous", model.damping),
+        scale * from_joints("friction.coulomb", model.coulomb),
         params["friction.smoothing_velocity"],
     )
 
@@ -147,10 +152,18 @@ def ee_wrench(
     )
 
 
-def build_runtime(base: RobotModel, params: dict, wrench_override: tuple[str, np.ndarray] | None) -> Runtime:
+def build_runtime(
+    base: RobotModel,
+    params: dict,
+    wrench_override: tuple[str, np.ndarray] | None,
+    previous: tuple[Runtime, dict] | None = None,
+) -> Runtime:
     """Combine a parsed model with the parameters; ValueError naming the parameter at fault.
 
     wrench_override: (frame link or 'root', 6 values) from ~/ee_wrench, replacing ee_wrench.
+    previous: the runtime this one replaces for the same model, with its parameters: the friction
+    state carries over (loop period, last sample, runaway guard; the guard re-armed when a
+    compensate.friction or friction.* parameter changed).
     """
     joints, output = output_joints(base, params)
     model = with_armature(with_payload(base, params), params, output)
@@ -170,8 +183,17 @@ def build_runtime(base: RobotModel, params: dict, wrench_override: tuple[str, np
         kd=gains["feedback.kd"],
         use_desired_state=params["state_source"] == "desired",
         effort_limit_scale=params["effort_limit_scale"],
+        friction_rules=CompensationRules(
+            params["friction.scale"], params["friction.feedforward_scale"], params["friction.deadband"]
+        ),
+        guard_window=params["friction.guard_window"],
     )
     wrench_link, wrench_root, wrench_tip = ee_wrench(base, params, wrench_override)
     efforts = Efforts(model, friction, law)
+    if previous is not None:
+        old, old_params = previous
+        friction_params = [n for n in params if n.startswith(FRICTION_STATE_PARAMS)]
+        same = all(old_params.get(n) == params[n] for n in friction_params)
+        efforts.adopt(old.efforts, keep_guard=same)
     in_order = len(joints) == base.nv and bool(np.all(output == np.arange(base.nv)))
     return Runtime(model, efforts, output, joints, wrench_link, wrench_root, wrench_tip, in_order)

@@ -114,7 +114,7 @@ def build_setup(base: RobotModel, params: dict) -> Setup:
         base=base,
         model=model,
         joints=joints,
-        friction=friction_of(model, params, output),
+        friction=friction_of(model, params, output, params["friction.feedforward_scale"]),
         gravity=tuple(float(g) for g in params["gravity"]),
         compensate=compensated(params),
         wrenches=None if link is None else {link: root},

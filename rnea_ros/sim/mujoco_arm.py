@@ -2,10 +2,24 @@
 
 MuJoCo compiles the URDF itself: visuals, collisions (meshes) and everything but links and
 joints are dropped, inertials are kept exactly as written (no inertia balancing, no mass or
-inertia bounds, no inertia from geometry, static bodies not fused). From `<dynamics>` MuJoCo
-takes `damping` as viscous joint damping and `friction` as `frictionloss` (a dry friction
-solved as a constraint, unlike rnea_ros's smooth tanh Coulomb model); `<mimic>` becomes a soft
+inertia bounds, no inertia from geometry, static bodies not fused). `<mimic>` becomes a soft
 joint equality. There is no armature (rotor inertia), as in rnea_ros's URDF model.
+
+Joint friction from `<dynamics damping friction>`: `damping` d is MuJoCo's viscous joint
+damping, integrated implicitly. `friction` F_c (dry, Coulomb) is simulated one of two ways:
+
+* "implicit" (default): F_c tanh(q̇ / v_s) with v_s = `coulomb_velocity` (1 mm/s, ten times
+  sharper than the node's default tanh), applied as extra joint damping F_c tanh(|q̇|/v_s) / |q̇|
+  (F_c / v_s at rest) frozen over each step, which MuJoCo integrates implicitly like `damping`:
+  stable however light the joint, and dissipative. Needs the "euler" or "implicitfast" integrator.
+* "frictionloss": MuJoCo's `frictionloss`, a dry friction solved as a soft constraint that
+  steers the joint's acceleration towards −b q̇ (b ≈ 105 /s from the default solref time
+  constant 0.02 s) with a force of at most F_c. Alone it is a viscous damper whose slope scales
+  with the joint's inertia, up to F_c: 3.6 N m s/rad on xArm7's base joint (F_c reached at
+  0.28 rad/s), 0.013 on its last joint (1e-4 kg m²: the URDF's 1 N m only at ~76 rad/s). With
+  other forces it resists them too, even the joint's own damping (it then pushes along the
+  motion). Either way the plant has far less friction than its URDF says on light joints (see
+  docs/friction_semantics.png); time constants below ~2 steps are not stable.
 
 Frames and units: the world frame is the URDF root link frame, gravity `[0, 0, -9.81]` m/s² in
 it; positions rad or m, velocities rad/s or m/s, efforts N m or N, time s. Arrays follow
@@ -29,6 +43,7 @@ COMPILER = {
     "inertiafromgeom": "false",
     "strippath": "false",
 }
+COULOMB_MODELS = ("implicit", "frictionloss")
 INTEGRATORS = {
     "euler": mujoco.mjtIntegrator.mjINT_EULER,
     "implicitfast": mujoco.mjtIntegrator.mjINT_IMPLICITFAST,
@@ -61,7 +76,11 @@ class MujocoArm:
 
     Joints listed in `held` are not driven by `step`'s efforts: a stiff PD servo holds each at its
     position when `reset` ran (as a gripper's own controller would), with gains `hold_kp`
-    (N m/rad or N/m) and `hold_kd` (N m s/rad or N s/m).
+    (N m/rad or N/m) and `hold_kd` (N m s/rad or N s/m); the servo's damping is integrated
+    implicitly (as joint damping), so it is stable however light the held joint. `friction_scale`
+    multiplies the URDF's damping and friction (e.g. 0.7: a plant with 30 % less friction than its
+    URDF says); `coulomb` and `coulomb_velocity` (rad/s or m/s) choose how dry friction is
+    simulated (module docstring).
     """
 
     def __init__(
@@ -72,6 +91,9 @@ class MujocoArm:
         held: tuple[str, ...] = (),
         hold_kp: float = 200.0,
         hold_kd: float = 2.0,
+        friction_scale: float = 1.0,
+        coulomb: str = "implicit",
+        coulomb_velocity: float = 1e-3,
     ) -> None:
         if not (np.isfinite(timestep) and timestep > 0):
             raise ValueError(f"timestep must be > 0 s, got {timestep}")
@@ -80,6 +102,21 @@ class MujocoArm:
         self.model = mujoco.MjModel.from_xml_string(mujoco_urdf(urdf))
         self.model.opt.timestep = timestep
         self.model.opt.integrator = INTEGRATORS[integrator]
+        if not (np.isfinite(friction_scale) and friction_scale >= 0):
+            raise ValueError(f"friction_scale must be >= 0, got {friction_scale}")
+        if coulomb not in COULOMB_MODELS:
+            raise ValueError(f"coulomb must be one of {COULOMB_MODELS}, got '{coulomb}'")
+        if not (np.isfinite(coulomb_velocity) and coulomb_velocity > 0):
+            raise ValueError(f"coulomb_velocity must be > 0, got {coulomb_velocity}")
+        m = self.model
+        self.damping = m.dof_damping * friction_scale  # d, N m s/rad or N s/m
+        self.coulomb = m.dof_frictionloss * friction_scale  # F_c, N m or N
+        self.coulomb_model, self.coulomb_velocity = coulomb, float(coulomb_velocity)
+        self._implicit = coulomb == "implicit" and bool(np.any(self.coulomb > 0))
+        if self._implicit and integrator == "rk4":
+            raise ValueError("coulomb 'implicit' needs the 'euler' or 'implicitfast' integrator")
+        m.dof_damping[:] = self.damping
+        m.dof_frictionloss[:] = 0.0 if coulomb == "implicit" else self.coulomb
         self.data = mujoco.MjData(self.model)
         m = self.model
         if m.nq != m.nv or np.any(m.jnt_type == mujoco.mjtJoint.mjJNT_FREE):
@@ -94,6 +131,10 @@ class MujocoArm:
         self.held = self.indices(held)
         self.hold_kp, self.hold_kd = float(hold_kp), float(hold_kd)
         self.hold_target = np.zeros(len(self.held))
+        self._servo_damping = np.zeros(self.nv)
+        self._servo_damping[self.held] = self.hold_kd
+        self._base_damping = self.damping + self._servo_damping  # URDF damping plus the hold servo's
+        m.dof_damping[:] = self._base_damping
         self.applied = np.zeros(self.nv)  # efforts of the last step, N m or N
         self.reset()
 
@@ -147,12 +188,54 @@ class MujocoArm:
             raise ValueError(f"effort must be {self.nv} finite values")
         if self.held.size:
             d = self.data
-            tau[self.held] = (
-                self.hold_kp * (self.hold_target - d.qpos[self.held]) - self.hold_kd * d.qvel[self.held]
-            )
+            tau[self.held] = self.hold_kp * (self.hold_target - d.qpos[self.held])  # damping: implicit
         self.data.qfrc_applied[:] = tau
-        self.applied = tau
+        self.applied = tau - self._servo_damping * self.data.qvel
+        if self._implicit:
+            x = np.abs(self.data.qvel) / self.coulomb_velocity
+            slope = np.where(x > 1e-8, np.tanh(x) / np.maximum(x, 1e-8), 1.0)  # tanh(x) / x
+            self.model.dof_damping[:] = self._base_damping + self.coulomb / self.coulomb_velocity * slope
         mujoco.mj_step(self.model, self.data)
+
+    def friction_forces(self) -> np.ndarray:
+        """Efforts the plant's joint friction exerted in the last step (joint_names order, N m or
+        N, opposing the motion): the implicit damping (viscous and, with coulomb 'implicit', dry)
+        at the step's end velocity, plus the frictionloss constraint forces."""
+        d, m = self.data, self.model
+        out = -(m.dof_damping - self._servo_damping) * d.qvel
+        rows = np.flatnonzero(d.efc_type[: d.nefc] == mujoco.mjtConstraint.mjCNSTR_FRICTION_DOF)
+        np.add.at(out, d.efc_id[rows], d.efc_force[rows])
+        return out
+
+    def frictionloss_torque(self, joint: str, velocities, q: np.ndarray | None = None) -> np.ndarray:
+        """The force MuJoCo's frictionloss (level F_c of the URDF × friction_scale) puts on `joint`
+        moving at each of `velocities` (every other joint at rest; no gravity, damping or applied
+        effort, which the constraint would otherwise also resist; at q, default the current pose),
+        N m or N: a constraint force, computed as in a step from that state (whatever `coulomb`
+        this arm simulates)."""
+        m = self.model
+        j = self.indices([joint])[0]
+        saved_loss, saved_damping = m.dof_frictionloss.copy(), m.dof_damping.copy()
+        m.dof_frictionloss[:] = self.coulomb
+        m.dof_damping[:] = 0.0
+        saved = m.opt.gravity.copy()
+        m.opt.gravity[:] = 0.0
+        try:
+            d = mujoco.MjData(m)
+            out = []
+            for v in np.asarray(velocities, dtype=float):
+                d.qpos[:] = self.data.qpos if q is None else q
+                d.qvel[:] = 0.0
+                d.qvel[j] = v
+                mujoco.mj_forward(m, d)
+                friction = d.efc_type[: d.nefc] == mujoco.mjtConstraint.mjCNSTR_FRICTION_DOF
+                rows = np.flatnonzero(friction & (d.efc_id[: d.nefc] == j))
+                out.append(float(d.efc_force[rows].sum()))
+            return np.array(out)
+        finally:
+            m.opt.gravity[:] = saved
+            m.dof_frictionloss[:] = saved_loss
+            m.dof_damping[:] = saved_damping
 
     def bias(self, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
         """MuJoCo's c(q, q̇) + g(q) (qfrc_bias) at a state, joint_names order; leaves the

@@ -25,6 +25,8 @@ class Recording:
     ff: tuple[float, float]  # window of phase 3 (PD + RNEA feedforward along the trajectory), s
     terms: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)  # term → (t, effort)
     latencies: np.ndarray = field(default_factory=lambda: np.zeros(0))  # state → command, s
+    guard_trips: int = 0  # friction runaway guard trips seen on /diagnostics
+    faded: list[str] = field(default_factory=list)  # joints whose friction term the guard faded
 
 
 @dataclass(frozen=True)
@@ -41,6 +43,8 @@ class Summary:
     latency_ms: tuple[float, float, int]  # p50, p99, samples
     samples: tuple[int, int, int]  # joint_states samples in each window
     states: int = 0  # joint_states of the whole run (distinct stamps)
+    guard_trips: int = 0
+    faded: tuple[str, ...] = ()
 
     @property
     def improvement(self) -> np.ndarray:
@@ -57,6 +61,8 @@ class Summary:
             "latency_ms": {"p50": self.latency_ms[0], "p99": self.latency_ms[1], "count": self.latency_ms[2]},
             "samples": list(self.samples),
             "states": self.states,
+            "guard_trips": self.guard_trips,
+            "faded": list(self.faded),
         }
 
 
@@ -96,6 +102,8 @@ def summarize(rec: Recording) -> Summary:
         latency,
         tuple(int(m.sum()) for m in masks),
         int(rec.t.size),
+        int(rec.guard_trips),
+        tuple(rec.faded),
     )
 
 
@@ -119,15 +127,17 @@ def table(s: Summary) -> str:
     foot = (
         f"hold: {s.hold_seconds:.2f} s from rest; windows: {s.samples[0]} / {s.samples[1]} / {s.samples[2]}"
         f" joint_states\ncommand latency, joint_states published -> command received: p50 {p50:.3f} ms, "
-        f"p99 {p99:.3f} ms ({count} commands{answered})"
+        f"p99 {p99:.3f} ms ({count} commands{answered})\nfriction runaway guard: {s.guard_trips} trips"
+        + (f", faded {' '.join(s.faded)}" if s.faded else "")
     )
     return "\n".join([head, rule, *rows, rule, foot])
 
 
 def check_targets(s: Summary, drift_deg: float = 0.1, ratio: float = 10.0, max_deg: float = 1.0) -> list[str]:
     """The targets that are not met (empty: all met): drift < drift_deg on every joint, RMS ratio
-    >= `ratio` on every joint, max error with feedforward < max_deg on every joint."""
-    failed = []
+    >= `ratio` on every joint, max error with feedforward < max_deg on every joint, no friction
+    term faded out by the runaway guard."""
+    failed = [f"{j}: friction term faded out by the runaway guard" for j in s.faded]
     for j, d, r, m in zip(s.joints, s.drift, s.improvement, s.max_ff, strict=True):
         if not d < drift_deg:
             failed.append(f"{j}: hold drift {d:.3g} deg >= {drift_deg}")

@@ -1,9 +1,10 @@
 """The demo's supervisor: runs the three phases against the running nodes and records the loop
 (thin ROS adapter; the timeline is in simulated time, from the joint_states stamps).
 
-Records joint_states (arm joints), the node's ~/terms, the trajectories sent to the node and the
-simulator's command latencies; switches the node's compensate.* through its set_parameters
-service and asks multisine_trajectory for a trajectory on ~/start.
+Records joint_states (arm joints), the node's ~/terms, the trajectories sent to the node, the
+simulator's command latencies and the friction runaway guard's keys on /diagnostics; switches
+the node's compensate.* through its set_parameters service and asks multisine_trajectory for a
+trajectory on ~/start.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import time
 
 import numpy as np
 import rclpy
+from diagnostic_msgs.msg import DiagnosticArray
 from rcl_interfaces.srv import SetParameters
 from rclpy.event_handler import SubscriptionEventCallbacks
 from rclpy.executors import SingleThreadedExecutor
@@ -22,10 +24,11 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Empty, Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory
 
-from ..demo import MODEL_TERMS, NODE, RECORDED_TERMS, SETTLE, TAIL, Config, Processes
 from ..node.common import stamp_ns
 from ..trajectory import TrajectorySampler
+from .processes import Processes
 from .report import Recording
+from .scenario import MODEL_TERMS, NODE, RECORDED_TERMS, SETTLE, TAIL, Config
 
 # joint_states (the numbers) reliable: nothing lost, also not the first states sent while
 # discovery is still settling; the terms (the plot only) best effort, which costs less.
@@ -62,6 +65,9 @@ class Supervisor:
                 )
         node.create_subscription(JointTrajectory, f"{NODE}/joint_trajectory", self.trajectories.append, 10)
         node.create_subscription(Float64MultiArray, "/mujoco_sim/command_latency", self._on_latency, 100)
+        node.create_subscription(DiagnosticArray, "/diagnostics", self._on_diagnostics, 10)
+        self.guard_trips = 0
+        self.faded: list[str] = []
         self.start_pub = node.create_publisher(Empty, "/multisine_trajectory/start", 10)
         self.set_client = node.create_client(SetParameters, f"{NODE}/set_parameters")
         self.executor = SingleThreadedExecutor()  # kept: rclpy.spin_once(node) re-adds the node each call
@@ -86,6 +92,15 @@ class Supervisor:
 
     def _on_latency(self, msg: Float64MultiArray) -> None:
         self.latencies.extend(msg.data)
+
+    def _on_diagnostics(self, msg: DiagnosticArray) -> None:
+        for status in msg.status:
+            if not status.name.endswith("inverse dynamics"):
+                continue
+            values = {kv.key: kv.value for kv in status.values}
+            if "friction_guard_trips" in values:
+                self.guard_trips = max(self.guard_trips, int(values["friction_guard_trips"]))
+                self.faded = sorted(set(self.faded) | set(values["friction_faded_joints"].split()))
 
     # --- waiting ---------------------------------------------------------------------------
 
@@ -146,7 +161,7 @@ class Supervisor:
         )
         if self.now <= 0:
             raise TimeoutError("the closed loop did not start within 60 s (no command reached the simulator)")
-        print(f"  loop running; phase 1: hold {c.hold:g} s with gravity compensation only")
+        print(f"  loop running; phase 1: hold {c.hold:g} s, no trajectory, model terms compensated")
         self.wait_until(c.hold)
         pd = self.request_trajectory()  # first: it starts from the pose at rest
         self.set_parameters({f"compensate.{t}": False for t in MODEL_TERMS})
@@ -188,7 +203,19 @@ class Supervisor:
                 np.array([s for s, _ in samples]) * 1e-9,
                 np.array([np.asarray(e) for _, e in samples]).reshape(len(samples), len(self.config.joints)),
             )
-        return Recording(list(self.config.joints), t, q, q_des, hold, pd, ff, terms, np.array(self.latencies))
+        return Recording(
+            list(self.config.joints),
+            t,
+            q,
+            q_des,
+            hold,
+            pd,
+            ff,
+            terms,
+            np.array(self.latencies),
+            self.guard_trips,
+            list(self.faded),
+        )
 
     def close(self) -> None:
         self.executor.shutdown()

@@ -1,0 +1,143 @@
+"""Closed-loop demo: the inverse_dynamics node drives a MuJoCo-simulated arm (`make demo`).
+
+    python -m rnea_ros.demo [--urdf FILE] [--duration 30] [--lockstep] [--no-plot] [--out out]
+
+Three separate processes talk over real DDS (ROS_LOCALHOST_ONLY=1, a ROS_DOMAIN_ID of the demo's
+own): `mujoco_sim` (rnea_ros.sim.sim_node, physics at 1 kHz, an effort forward_command_controller
+on /effort_controller/commands), `inverse_dynamics` (rnea_ros.node.main, on simulated time) and
+`multisine_trajectory` (rnea_ros.sim.multisine_node). This process supervises and records. With
+the same PD gains (feedback.kp/kd, rnea_ros.sim.scenario's rule) throughout:
+
+1. hold: from rest, no trajectory, every model term compensated from the measured state
+   (gravity, Coriolis, friction with its deadband and bound): drift of every joint;
+2. PD alone: compensate.* switched off through the node's set_parameters service (as rqt
+   would), then a multi-sine trajectory is tracked;
+3. PD + RNEA: compensate.* switched on again, the arm settles, the same kind of trajectory.
+
+It prints the drift, RMS and max tracking errors, the improvement and the command latency,
+writes a PNG plot and exits with 1 when a target is missed, 2 when the robot is refused up front
+(not an arm of rnea_ros.sim.scenario, or one it cannot run; the reason is printed). With
+--attach it only supervises nodes started by someone else (launch/demo.launch.py). Every child
+process is stopped on exit, Ctrl-C or error; every wait is bounded. ROS is imported only once a
+run starts (after the environment is set).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from .processes import Processes, start_nodes
+from .scenario import Config, make_config, write_parameters
+
+
+def run(config: Config, processes: Processes | None, timeout: float, record_terms: bool):
+    """Supervise one run and return its Recording (ROS is imported here, after the environment
+    is set)."""
+    from rclpy.executors import ExternalShutdownException
+
+    from .supervisor import Supervisor
+
+    supervisor = Supervisor(config, processes, timeout, record_terms)
+    try:
+        return supervisor.run()
+    except ExternalShutdownException:  # rclpy's SIGINT/SIGTERM handler shut the context down
+        raise KeyboardInterrupt from None
+    finally:
+        supervisor.close()
+
+
+def _round(values: list[float]) -> str:
+    return "[" + ", ".join(f"{v:.3g}" for v in values) + "]"
+
+
+def argument_parser() -> argparse.ArgumentParser:
+    """The demo's options (launch/demo.launch.py passes the same ones to the nodes and to
+    `--attach`)."""
+    parser = argparse.ArgumentParser(prog="python -m rnea_ros.demo", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--urdf", help="robot description (default: example-robot-data's Panda)")
+    parser.add_argument("--joints", nargs="+", help="joints the node commands (default: the arm's chain)")
+    parser.add_argument("--kp", type=float, nargs="+", help="feedback.kp, one or per joint, N m/rad")
+    parser.add_argument("--kd", type=float, nargs="+", help="feedback.kd, one or per joint, N m s/rad")
+    parser.add_argument("--duration", type=float, default=30.0, help="simulated seconds (default 30)")
+    parser.add_argument("--hold", type=float, default=5.0, help="phase 1 length, s (default 5)")
+    parser.add_argument("--lockstep", action="store_true", help="each physics step waits for its command")
+    parser.add_argument("--headless", "--no-plot", dest="plot", action="store_false", help="no PNG")
+    parser.add_argument("--out", default="out", help="directory of the plot and logs (default ./out)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the multi-sine trajectories")
+    parser.add_argument("--domain-id", type=int, default=20 + os.getpid() % 80, help="ROS_DOMAIN_ID")
+    parser.add_argument("--timeout", type=float, default=600.0, help="wall-clock limit of the run, s")
+    parser.add_argument("--json", help="also write the numbers to this JSON file")
+    parser.add_argument("--attach", action="store_true", help="supervise nodes started elsewhere")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = argument_parser().parse_args(argv)
+    sys.stdout.reconfigure(line_buffering=True)  # progress lines show up at once, also in a pipe
+    try:
+        config = make_config(args)
+    except (OSError, ValueError) as exc:  # no such file, not a URDF (URDFError), refused, bad option
+        print(f"demo: {exc}", file=sys.stderr)
+        if args.json:
+            Path(args.json).write_text(json.dumps({"refused": str(exc)}, indent=1))
+        return 2
+    out = Path(args.out)
+    if not args.attach:
+        os.environ["ROS_DOMAIN_ID"] = str(args.domain_id)
+        os.environ["ROS_LOCALHOST_ONLY"] = "1"
+    mode = "lock-step" if config.lockstep else "real time"
+    held = f", holding {list(config.held)}" if config.held else ""
+    print(
+        f"closed-loop demo: {config.urdf_path}\n  {len(config.joints)} joints{held}, {config.duration:g} s "
+        f"simulated ({mode}), hold {config.hold:g} s, trajectories {config.trajectory:g} s, "
+        f"PD gains (same in every phase) kp {_round(config.kp)} N m/rad, kd {_round(config.kd)} N m s/rad",
+    )
+    processes = None if args.attach else Processes(out / "demo_logs")
+    try:
+        with tempfile.TemporaryDirectory(prefix="rnea_demo_") as tmp:
+            if processes is not None:
+                start_nodes(processes, write_parameters(config, Path(tmp) / "params.yaml"))
+            started = time.monotonic()
+            recording = run(config, processes, args.timeout, args.plot)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except (RuntimeError, TimeoutError) as exc:
+        print(f"demo failed: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        if processes is not None:
+            processes.stop()
+
+    from .report import check_targets, plot, summarize, table
+
+    try:
+        summary = summarize(recording)
+    except ValueError as exc:
+        print(f"demo failed: {exc}", file=sys.stderr)
+        return 1
+    wall = time.monotonic() - started
+    print(f"\nran {config.duration:g} s simulated in {wall:.1f} s wall, start-up included ({mode})\n")
+    print(table(summary))
+    failed = check_targets(summary)
+    if args.json:
+        Path(args.json).write_text(json.dumps({**summary.to_dict(), "failed": failed}, indent=1))
+    verdict = "all met" if not failed else "MISSED\n  " + "\n  ".join(failed)
+    print(
+        "\ntargets (drift < 0.1 deg, RMS ratio >= 10x, max error with feedforward < 1 deg, no friction "
+        f"term faded by the runaway guard): {verdict}"
+    )
+    if args.plot:
+        path = plot(recording, out / "demo.png", f"{Path(config.urdf_path).stem}: closed loop ({mode})")
+        print(f"plot: {path.resolve()}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
