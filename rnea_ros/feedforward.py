@@ -17,6 +17,7 @@ import numpy as np
 
 from . import kernels as k
 from .dynamics import GRAVITY, Data, raise_not_finite, wrench_arrays
+from .errors import RneaError
 from .friction import Friction
 from .model import RobotModel
 
@@ -43,7 +44,7 @@ class Efforts:
     def __init__(self, model: RobotModel, friction: Friction, law: EffortLaw) -> None:
         n = model.nv
         if friction.viscous.shape != (n,):
-            raise ValueError(f"friction must have {n} joints, got {friction.viscous.size}")
+            raise RneaError(f"friction must have {n} joints, got {friction.viscous.size}")
         self.model = model
         self._tree = model.kernel_tree()
         self._ws = np.asarray(Data(model).ws, dtype=float)
@@ -95,7 +96,7 @@ def compute_efforts(
     except (ValueError, OverflowError):  # pure-Python fallback only: math.cos(inf) and the like
         status = k.NOT_FINITE
     if status == k.BAD_SIZE:
-        raise ValueError(f"q, qd and the desired state must have {efforts.model.nv} values each")
+        raise RneaError(f"q, qd and the desired state must have {efforts.model.nv} values each")
     if status != k.OK:
         named = {"q": q, "qd": qd, "desired q": q_des, "desired qd": qd_des, "desired qdd": qdd_des}
         raise_not_finite(named)

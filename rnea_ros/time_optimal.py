@@ -23,6 +23,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .dynamics import GRAVITY, rnea
+from .errors import RneaError
 from .feedforward import COMPENSABLE
 from .friction import Friction
 from .model import RobotModel
@@ -119,7 +120,7 @@ def _solve(toppra, constraints, path, count: int):
         retimed = algorithm.compute_trajectory(0.0, 0.0)
         if retimed is not None:
             return retimed
-    raise ValueError(
+    raise RneaError(
         "TOPP-RA found no parameterisation within the limits (static efforts beyond a limit?): "
         f"{algorithm.problem_data.return_code}"
     )
@@ -153,15 +154,15 @@ def time_optimal_parameterisation(
     toppra = _toppra()
     sampler = TrajectorySampler(times, positions, velocities, accelerations)
     if sampler.nv != model.nv:
-        raise ValueError(f"positions must have {model.nv} columns (model order), got {sampler.nv}")
+        raise RneaError(f"positions must have {model.nv} columns (model order), got {sampler.nv}")
     if sampler.duration <= 0:
-        raise ValueError("the trajectory needs at least two points")
+        raise RneaError("the trajectory needs at least two points")
     terms = _switches(compensate)
     friction = _friction(model, friction)
     coulomb = np.zeros(model.nv)
     if "friction" in terms and friction is not None:
         if np.any(friction.viscous != 0):
-            raise ValueError("friction: TOPP-RA cannot model viscous friction (linear in path speed)")
+            raise RneaError("friction: TOPP-RA cannot model viscous friction (linear in path speed)")
         coulomb = np.maximum(friction.coulomb, friction.static)
     tau_lim = _per_joint(effort_limit, model.effort_limit, "effort_limit")
     v_lim = _per_joint(velocity_limit, model.velocity_limit, "velocity_limit")
@@ -202,6 +203,6 @@ def time_optimal_parameterisation(
             return points
         tighten_tau /= np.where(over_tau > 1.0, over_tau**2 * (1 + 1e-4), 1.0)
         tighten_v /= np.where(over_v > 1.0, over_v**2 * (1 + 1e-4), 1.0)
-    raise ValueError(
+    raise RneaError(
         f"TOPP-RA: limits still exceeded between grid points after {_ATTEMPTS} attempts; try more gridpoints"
     )

@@ -9,6 +9,7 @@ import pytest
 from rnea_ros import (
     IllConditionedError,
     RobotModel,
+    UnknownLinkError,
     acceleration_ellipsoid,
     apparent_mass,
     force_ellipsoid,
@@ -362,7 +363,7 @@ def test_force_and_acceleration_ellipsoids(robot: str, link: str) -> None:
 def test_bad_arguments_raise_value_error_naming_them() -> None:
     model = ref_of("ur5").model
     q = np.zeros(model.nv)
-    with pytest.raises(ValueError, match="link 'nope'"):
+    with pytest.raises(UnknownLinkError, match="link 'nope'"):
         task_space_inertia(model, q, "nope")
     with pytest.raises(ValueError, match="part"):
         task_space_inertia(model, q, "ee_link", part="angular")
