@@ -188,7 +188,8 @@ def test_converted_arguments_give_the_same_result_as_contiguous_arrays() -> None
     # dtypes the compiled entry points must never see: converted, same numbers
     assert np.array_equal(rnea(model, q[0].astype(">f8"), qd[0], qdd[0]), expected)
     single = q[0].astype(np.float32)
-    assert np.array_equal(rnea(model, single, qd[0], qdd[0]), rnea(model, single.astype(float), qd[0], qdd[0]))
+    widened = single.astype(float)
+    assert np.array_equal(rnea(model, single, qd[0], qdd[0]), rnea(model, widened, qd[0], qdd[0]))
     row = np.asfortranarray(q)[0]  # a strided view: the entry points take any stride
     assert not row.flags.c_contiguous
     assert np.array_equal(gravity_torques(model, row), gravity_torques(model, q[0]))
@@ -198,9 +199,8 @@ def test_converted_arguments_give_the_same_result_as_contiguous_arrays() -> None
     for gravity in (tuple(g), list(g), np.repeat(g, 2)[::2], tuple(g), (0.0, 0.0, -9.81), tuple(g)):
         expected = reference if np.array_equal(gravity, g) else rnea(model, q[0], qd[0], qdd[0])
         assert np.array_equal(rnea(model, q[0], qd[0], qdd[0], gravity=gravity), expected), gravity
-        assert np.array_equal(
-            gravity_torques(model, q[0], gravity=gravity), gravity_torques(model, q[0], gravity=np.array(gravity))
-        )
+        as_array = gravity_torques(model, q[0], gravity=np.array(gravity))
+        assert np.array_equal(gravity_torques(model, q[0], gravity=gravity), as_array)
 
 
 def test_bad_arguments_on_the_fast_path_still_name_the_culprit() -> None:
