@@ -27,3 +27,11 @@ def njit(fn: F) -> F:
     if HAVE_NUMBA:
         return numba.njit(cache=True, fastmath=False, boundscheck=False)(fn)
     return fn
+
+
+def njit_inline(fn: F) -> F:
+    """`njit`, and inlined into the kernels that call it (numba IR inlining: no call, and no
+    reference counting of the arrays passed); for the passes the kernels are made of."""
+    if HAVE_NUMBA:
+        return numba.njit(cache=True, fastmath=False, boundscheck=False, inline="always")(fn)
+    return fn

@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import math
 
-from ._jit import njit
+from ._jit import njit, njit_inline
 
 # Body record
 B_ROT = 0
@@ -316,7 +316,7 @@ def add_link_wrenches(wrench_body, wrench_data, ws):
         ws[w + W_MOMENT + 2] += nz + ox * fy - oy * fx
 
 
-@njit
+@njit_inline
 def _project_and_transmit(tree, ws, tau, i, fx, fy, fz, nx, ny, nz):
     """Body i's joint effort from the wrench (f, n about its origin, body frame) its parent
     transmits to it, and that wrench added, in the parent frame, to what the parent transmits."""
