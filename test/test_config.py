@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pytest
 import yaml
 from rcl_interfaces.srv import GetParameters
 from rclpy.parameter import parameter_value_to_python
@@ -19,8 +20,9 @@ from std_msgs.msg import Float64MultiArray, String
 from rnea_ros import RobotModel
 from rnea_ros.node.parameters import INVERSE_DYNAMICS as SPECS
 from rnea_ros.robots import example_urdf_path
+from rnea_ros.testing.rosgraph import Driver, rclpy, stop
 
-from .rosgraph import Driver, rclpy, stop
+pytestmark = pytest.mark.ros
 
 ROOT = Path(__file__).resolve().parent.parent
 NODE_CONFIG = ROOT / "config" / "inverse_dynamics.yaml"

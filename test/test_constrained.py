@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from pinref import PinRef, relerr
 
 from rnea_ros import (
     IllConditionedError,
@@ -18,7 +19,7 @@ from rnea_ros import (
     link_pose,
 )
 
-from .pinref import PinRef, relerr
+pytestmark = pytest.mark.unit
 
 CASES = [("panda", "panda_hand"), ("ur5", "ee_link")]
 _REFS: dict[str, PinRef] = {}

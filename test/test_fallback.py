@@ -30,6 +30,8 @@ from rnea_ros._jit import HAVE_NUMBA
 from rnea_ros.feedforward import EffortLaw, Efforts, compute_efforts
 from rnea_ros.robots import example_urdf_path
 
+pytestmark = pytest.mark.unit
+
 needs_numba = pytest.mark.skipif(not HAVE_NUMBA, reason="numba is not installed or is disabled")
 PANDA = example_urdf_path("panda").read_text()
 LINK = "panda_hand"

@@ -9,12 +9,14 @@ import sys
 import time
 
 import numpy as np
+import pytest
 from std_msgs.msg import String
+from test_reliability import BOUNDS, FRICTION, NAMES, PARAMS, PUBLISHER, QD, URDF, Q, expected
 
 from rnea_ros import RobotModel, friction_torques, rnea
+from rnea_ros.testing.rosgraph import Driver, start_node, stop
 
-from .rosgraph import Driver, start_node, stop
-from .test_reliability import BOUNDS, FRICTION, NAMES, PARAMS, PUBLISHER, QD, URDF, Q, expected
+pytestmark = pytest.mark.ros
 
 
 def _publisher() -> subprocess.Popen:

@@ -19,6 +19,8 @@ from rnea_ros import (
 )
 from rnea_ros.robots import example_urdf_path
 
+pytestmark = pytest.mark.unit
+
 M1, M2, L1, L2, G = 1.3, 0.7, 0.9, 0.6, 9.81
 
 

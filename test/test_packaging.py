@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.system
+
 REPO = Path(__file__).resolve().parents[1]
 SCRIPTS = ("inverse_dynamics_node", "mujoco_sim_node", "multisine_trajectory")
 

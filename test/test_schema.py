@@ -11,6 +11,8 @@ from rnea_ros.errors import ParameterError
 from rnea_ros.node.parameters import INVERSE_DYNAMICS
 from rnea_ros.schema import Param, is_per_joint_value, validate, validate_value
 
+pytestmark = pytest.mark.unit
+
 SCHEMAS = {"inverse_dynamics": INVERSE_DYNAMICS}
 ALL = [(node, p) for node, schema in SCHEMAS.items() for p in schema.values()]
 IDS = [f"{node}:{p.name}" for node, p in ALL]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from pinref import PinRef, relerr
 
 from rnea_ros import (
     IllConditionedError,
@@ -23,7 +24,7 @@ from rnea_ros import (
     tip_apparent_mass,
 )
 
-from .pinref import PinRef, relerr
+pytestmark = pytest.mark.unit
 
 RTOL = 1e-9
 # full-rank links: J has rank 6 (panda_leftfinger's chain includes a prismatic finger joint)
