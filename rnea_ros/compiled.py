@@ -22,6 +22,10 @@ from typing import Any, NamedTuple
 from . import kernels as k
 from ._jit import HAVE_NUMBA
 
+F: Any
+FA: Any
+F2: Any
+I64: Any
 if HAVE_NUMBA:
     from numba import types as _t
 

@@ -287,7 +287,7 @@ def argument_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = argument_parser().parse_args(argv)
-    sys.stdout.reconfigure(line_buffering=True)  # progress lines show up at once, also in a pipe
+    sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]  # progress lines at once, also in a pipe
     try:
         config = make_config(args)
     except (OSError, ValueError) as exc:  # no such file, not a URDF (URDFError), unknown joint

@@ -22,7 +22,7 @@ arrays, wrenches) take the checked path directly.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -64,12 +64,12 @@ _RNEA = c.RNEA
 _GRAVITY = c.GRAVITY
 _MASS_MATRIX = c.MASS_MATRIX
 
-Wrenches = Mapping[str, Sequence[float]]
+Wrenches = Mapping[str, npt.ArrayLike]  # link → [fx, fy, fz, tx, ty, tz], root axes (N, N m)
 
 
 def _is_vector(x: object) -> bool:
     """Whether x can go to a compiled entry point as an FA argument: a float64 ndarray of ndim 1."""
-    return type(x) is _ND and x.dtype is _F64 and x.ndim == 1  # type: ignore[attr-defined]
+    return type(x) is _ND and x.dtype is _F64 and x.ndim == 1
 
 
 def _fast_options(model: RobotModel, gravity: Any, data: Data | None, out: Any) -> tuple | None:
@@ -80,6 +80,7 @@ def _fast_options(model: RobotModel, gravity: Any, data: Data | None, out: Any) 
         data = model.default_data
     elif type(data) is not Data or data.nv < n:
         return None
+    g: np.ndarray | None
     if gravity is GRAVITY:
         g = _GRAVITY_ARRAY
     elif type(gravity) is tuple:

@@ -29,7 +29,7 @@ COMPENSABLE = TERMS[:5]
 class EffortLaw:
     """What the node compensates, with which gains; immutable, swapped whole on a change."""
 
-    gravity: tuple[float, float, float] = GRAVITY  # root frame, m/s²
+    gravity: tuple[float, ...] = GRAVITY  # root frame, m/s², 3 values
     compensate: frozenset[str] = frozenset(COMPENSABLE)
     kp: np.ndarray | float = 0.0  # N m/rad (or N/m), per joint or one value for all
     kd: np.ndarray | float = 0.0  # N m s/rad (or N s/m)

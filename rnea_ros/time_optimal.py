@@ -18,6 +18,7 @@ Arrays in `model.joint_names` order; times s; efforts N m or N.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -113,7 +114,8 @@ def _solve(toppra, constraints, path, count: int):
     """TOPP-RA on `count` equal stages; on failure again on half as many (twice): near a rest at
     the path's ends q' → 0 makes the last stages' programs degenerate on fine grids."""
     for stages in (count, count // 2, count // 4):
-        grid = np.linspace(*path.path_interval, max(stages, 2) + 1)
+        start, end = path.path_interval
+        grid = np.linspace(start, end, max(stages, 2) + 1)
         algorithm = toppra.algorithm.TOPPRA(
             constraints, path, gridpoints=grid, solver_wrapper="seidel", parametrizer="ParametrizeConstAccel"
         )
@@ -163,7 +165,8 @@ def time_optimal_parameterisation(
     if "friction" in terms and friction is not None:
         if np.any(friction.viscous != 0):
             raise RneaError("friction: TOPP-RA cannot model viscous friction (linear in path speed)")
-        coulomb = np.maximum(friction.coulomb, friction.static)
+        static = friction.coulomb if friction.static is None else friction.static  # None: coulomb
+        coulomb = np.maximum(friction.coulomb, static)
     tau_lim = _per_joint(effort_limit, model.effort_limit, "effort_limit")
     v_lim = _per_joint(velocity_limit, model.velocity_limit, "velocity_limit")
     checked = np.zeros(model.nv, dtype=bool)
@@ -172,7 +175,9 @@ def time_optimal_parameterisation(
     v_bound = np.where(checked & np.isfinite(v_lim), v_lim, _NO_LIMIT)
     count = int(gridpoints or min(_MAX_GRID, max(100, 4 * int(np.ceil(sampler.duration / period)))))
     path = _path(toppra, sampler)
-    law = {"gravity": gravity, "friction": friction, "compensate": terms, "wrenches": wrenches}
+    law: dict[str, Any] = {
+        "gravity": gravity, "friction": friction, "compensate": terms, "wrenches": wrenches
+    }
     # TOPP-RA holds the limits at its grid points; at the samples between them they may be
     # exceeded slightly (bench: < 0.3 % with the default grid): then tighten those joints' bounds
     # by the excess squared and solve again.

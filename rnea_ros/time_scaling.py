@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -266,7 +267,9 @@ def minimal_time_scale(
     tau_lim = _per_joint(effort_limit, model.effort_limit, "effort_limit")
     v_lim = _per_joint(velocity_limit, model.velocity_limit, "velocity_limit")
     checked = _checked(model, joints)
-    law = {"gravity": gravity, "friction": friction, "compensate": terms, "wrenches": wrenches}
+    law: dict[str, Any] = {
+        "gravity": gravity, "friction": friction, "compensate": terms, "wrenches": wrenches
+    }
     duration = sampler.duration
 
     def decompose(t: np.ndarray) -> _Decomposition:
@@ -358,14 +361,18 @@ def check_limits(
     if sampler.nv != model.nv:
         raise RneaError(f"positions must have {model.nv} columns (model order), got {sampler.nv}")
     terms, friction = _switches(compensate), _friction(model, friction)
-    law = {"gravity": gravity, "friction": friction, "compensate": terms, "wrenches": wrenches}
+    law: dict[str, Any] = {
+        "gravity": gravity, "friction": friction, "compensate": terms, "wrenches": wrenches
+    }
     tau_lim = _per_joint(effort_limit, model.effort_limit, "effort_limit")
     v_lim = _per_joint(velocity_limit, model.velocity_limit, "velocity_limit")
     ratio, where = _worst(model, points, float(k), period, law, tau_lim, v_lim, _checked(model, joints))
     return _result(model, float(k), sampler.duration, ratio, where)
 
 
-def _worst(model, points, k, period, law, tau_lim, v_lim, checked) -> tuple[float, tuple[float, int, str]]:
+def _worst(
+    model, points: tuple[Any, Any, Any, Any], k, period, law, tau_lim, v_lim, checked
+) -> tuple[float, tuple[float, int, str]]:
     """Largest |τ|/L or |q̇|/v_max over the scaled, resampled trajectory and where."""
     scaled = TrajectorySampler(*scale_trajectory(*points, k=k))
     t, q, qd, qdd = resample(scaled, period)

@@ -87,7 +87,7 @@ class TrajectorySampler:
         dt = np.diff(t)
         if dt.size == 0:
             self._coeffs = np.zeros((6, 0, n))
-        elif a is not None:
+        elif a is not None and v is not None:  # accelerations come with velocities (checked)
             self._coeffs = _coefficients(q[:-1], v[:-1], a[:-1], q[1:], v[1:], a[1:], dt)
         elif v is not None:
             self._coeffs = _cubic(q[:-1], v[:-1], q[1:], v[1:], dt)

@@ -20,6 +20,7 @@ wrenches (a link's wrench on its environment, root-frame axes, held constant) in
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -188,7 +189,9 @@ def interpolation_error(
     n = model.nv
     if t.size < 2:
         return np.zeros(n)
-    law = {"gravity": gravity, "friction": friction, "compensate": compensate, "wrenches": wrenches}
+    law: dict[str, Any] = {
+        "gravity": gravity, "friction": friction, "compensate": compensate, "wrenches": wrenches
+    }
     tau = trajectory_efforts(model, q, qd, qdd, **law)
     alpha = np.arange(1, refine) / refine  # (r,)
     fine = t[:-1, None] + alpha * np.diff(t)[:, None]  # (N-1, r)
@@ -218,7 +221,9 @@ def period_for_tolerance(
         raise RneaError("tolerance must be > 0")
     if not (0 < min_period <= max_period):
         raise RneaError(f"need 0 < min_period <= max_period, got {min_period}, {max_period}")
-    law = {"gravity": gravity, "friction": friction, "compensate": compensate, "wrenches": wrenches}
+    law: dict[str, Any] = {
+        "gravity": gravity, "friction": friction, "compensate": compensate, "wrenches": wrenches
+    }
     sampler = sampler_of(trajectory)
     period = float(max_period)
     for _ in range(8):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
+from typing import TypeVar
 
 import rclpy
 from builtin_interfaces.msg import Time as TimeMsg
@@ -39,11 +40,14 @@ def set_stamp(stamp: TimeMsg, ns: int) -> None:
     stamp.sec, stamp.nanosec = divmod(int(ns), NS)
 
 
+N = TypeVar("N", bound=Node)
+
+
 def run_node(
     args: list[str] | None,
-    make_node: Callable[[], Node],
+    make_node: Callable[[], N],
     name: str,
-    spin: Callable[[Node], None] = rclpy.spin,
+    spin: Callable[[N], None] = rclpy.spin,
 ) -> int:
     """Build a node and spin it until Ctrl-C or shutdown: 0, or 2 when the command line or the
     parameters are invalid (one line naming the culprit, no traceback)."""

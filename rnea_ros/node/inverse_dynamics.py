@@ -20,6 +20,7 @@ from geometry_msgs.msg import WrenchStamped
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
+from rclpy.publisher import Publisher
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 from trajectory_msgs.msg import JointTrajectory
@@ -75,7 +76,7 @@ class InverseDynamicsNode(Node):
         super().__init__("inverse_dynamics", **kwargs)
         self._params = parameters.declare(self, parameters.INVERSE_DYNAMICS)
         self._loaded: Loaded | None = None
-        self._pending: tuple[dict, Runtime | None] | None = None
+        self._pending: tuple[dict, Runtime | None, tuple[str, np.ndarray] | None] | None = None
         self._wrench_override: tuple[str, np.ndarray] | None = None
         self._logged: dict[str, float] = {}  # drop reason → when it was last logged (monotonic s)
         self.stats = CycleStats()
@@ -96,7 +97,7 @@ class InverseDynamicsNode(Node):
         self.add_on_set_parameters_callback(self._on_set_parameters)
         self.add_post_set_parameters_callback(guard("parameters", self._on_parameters_set))
         self.create_timer(self._params["diagnostics_period"], guard("diagnostics", self._publish_diagnostics))
-        self._listened: list[tuple[int, object]] = []  # (row of the efforts table, publisher)
+        self._listened: list[tuple[int, Publisher]] = []  # (row of the efforts table, publisher)
         self._find_listeners()
         # Steady clock: who listens is a wall-time matter, and with use_sim_time a simulator that
         # waits for ~/joint_efforts before its clock moves would otherwise never be found.
@@ -291,7 +292,7 @@ class InverseDynamicsNode(Node):
                 trigger = msg
             taken = self._joint_states_sub.handle.take_message(JointState, False)
             msg = None if taken is None else taken[0]
-        if trigger is not None:
+        if trigger is not None and loaded is not None:  # a trigger implies a model
             self._command_cycle(loaded, trigger, now_ns, t0)
 
     def _merge(self, loaded: Loaded, msg: JointState, now_ns: int) -> bool:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import sys
 import time
+from typing import Any
 
 import numpy as np
 import rclpy
@@ -35,8 +36,8 @@ from .answers import AnswerMatcher
 from .mujoco_arm import INTEGRATORS, MujocoArm
 
 # No QoS event handlers: each one is an entity in every wait set, and the loop waits ~2000 times a second.
-LEAN_PUB = {"event_callbacks": PublisherEventCallbacks(use_default_callbacks=False)}
-LEAN_SUB = {"event_callbacks": SubscriptionEventCallbacks(use_default_callbacks=False)}
+LEAN_PUB: dict[str, Any] = {"event_callbacks": PublisherEventCallbacks(use_default_callbacks=False)}
+LEAN_SUB: dict[str, Any] = {"event_callbacks": SubscriptionEventCallbacks(use_default_callbacks=False)}
 PARAMETERS = {
     "robot_description": ("", "URDF text; empty: listen to the robot_description topic"),
     "controller_name": ("effort_controller", "commands arrive on /<controller_name>/commands"),
@@ -147,6 +148,7 @@ class SimNode(Node):
     def _publish_state(self) -> int:
         """Publish /clock and joint_states for the current simulated time; return the stamp (ns)."""
         arm = self.arm
+        assert arm is not None  # the loop starts once the arm is built
         stamp = round(arm.time * 1e9)
         if self.clock_pub is not None:
             clock = Clock()
@@ -170,10 +172,12 @@ class SimNode(Node):
         return self._running
 
     def _step(self) -> None:
-        effort = np.zeros(self.arm.nv)
+        arm = self.arm
+        assert arm is not None  # the loop starts once the arm is built
+        effort = np.zeros(arm.nv)
         if self.command is not None:
             effort[self.commanded] = self.command
-        self.arm.step(effort)
+        arm.step(effort)
 
     def _publish_latency(self) -> None:
         samples = self.matcher.latencies[self._latency_sent :]

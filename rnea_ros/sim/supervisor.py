@@ -8,7 +8,9 @@ service and asks multisine_trajectory for a trajectory on ~/start.
 
 from __future__ import annotations
 
+import functools
 import time
+from typing import Any
 
 import numpy as np
 import rclpy
@@ -31,7 +33,8 @@ from .report import Recording
 # discovery is still settling; the terms (the plot only) best effort, which costs less.
 STATES_QOS = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE)
 TERMS_QOS = QoSProfile(depth=1000, reliability=ReliabilityPolicy.BEST_EFFORT)
-LEAN = {"event_callbacks": SubscriptionEventCallbacks(use_default_callbacks=False)}  # smaller wait sets
+# smaller wait sets
+LEAN: dict[str, Any] = {"event_callbacks": SubscriptionEventCallbacks(use_default_callbacks=False)}
 STALL = 20.0  # s of wall time without simulated time advancing: the loop is dead
 
 
@@ -56,7 +59,7 @@ class Supervisor:
                 node.create_subscription(
                     JointState,
                     f"{NODE}/terms/{term}",
-                    lambda m, t=term: self._on_term(t, m),
+                    functools.partial(self._on_term, term),
                     TERMS_QOS,
                     **LEAN,
                 )
