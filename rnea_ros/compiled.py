@@ -29,8 +29,8 @@ I64: Any
 if HAVE_NUMBA:
     from numba import types as _t
 
-    F = _t.float64[::1]  # C-contiguous float64 vector: model tree, workspace, results
-    FA = _t.float64[:]  # float64 vector of any stride: caller's inputs q, qd, qdd, gravity
+    F = _t.float64[::1]  # C-contiguous float64 vector: tree, gravity, workspace, results
+    FA = _t.float64[:]  # float64 vector of any stride: the caller's q, qd, qdd
     F2 = _t.float64[:, ::1]  # C-contiguous (N, n) float64: batches
     I64 = _t.int64[::1]
 else:  # pragma: no cover - exercised with RNEA_ROS_NO_NUMBA=1
@@ -73,12 +73,16 @@ class Kernel:
         return list(self.dispatcher.signatures) if HAVE_NUMBA else []
 
 
-# The kernels that Python calls, as `dynamics` and `feedforward` call them.
-RNEA = Kernel(k.rnea_kernel, F, FA, FA, FA, FA, F, F)
-RNEA_WRENCH = Kernel(k.rnea_wrench_kernel, F, FA, FA, FA, FA, I64, F, F, F)
-RNEA_BATCH = Kernel(k.rnea_batch_kernel, F, F2, F2, F2, FA, I64, F, F, F2)
-GRAVITY = Kernel(k.gravity_kernel, F, FA, FA, F, F)
-GRAVITY_BATCH = Kernel(k.gravity_batch_kernel, F, F2, FA, F, F2)
+# The kernels that Python calls, as `dynamics` and `feedforward` call them. The packed ones run
+# the plain ones with the same argument types, so those compile once for both.
+RNEA_PACKED = Kernel(k.rnea_packed_kernel, F, FA, FA, FA, F)
+GRAVITY_PACKED = Kernel(k.gravity_packed_kernel, F, FA, F)
+MASS_MATRIX_PACKED = Kernel(k.mass_matrix_packed_kernel, F, FA, F2)
+RNEA = Kernel(k.rnea_kernel, F, FA, FA, FA, F, F, F)
+RNEA_WRENCH = Kernel(k.rnea_wrench_kernel, F, FA, FA, FA, F, I64, F, F, F)
+RNEA_BATCH = Kernel(k.rnea_batch_kernel, F, F2, F2, F2, F, I64, F, F, F2)
+GRAVITY = Kernel(k.gravity_kernel, F, FA, F, F, F)
+GRAVITY_BATCH = Kernel(k.gravity_batch_kernel, F, F2, F, F, F2)
 MASS_MATRIX = Kernel(k.mass_matrix_kernel, F, FA, F, F, F)
 MASS_MATRIX_BATCH = Kernel(k.mass_matrix_batch_kernel, F, F2, F, F, F2)
 JOINT_TRANSFORMS = Kernel(k.joint_transforms, F, FA, F)
@@ -86,6 +90,9 @@ ROOT_ROTATIONS = Kernel(k.root_rotations, F, F)
 # feedforward.compute_efforts calls the dispatcher with these types, which then finds this one
 EFFORT = Kernel(k.effort_kernel, F, F, F, F, F, F, F, I64, F2, I64, F, F, F2)
 KERNELS = (
+    RNEA_PACKED,
+    GRAVITY_PACKED,
+    MASS_MATRIX_PACKED,
     RNEA,
     RNEA_WRENCH,
     RNEA_BATCH,

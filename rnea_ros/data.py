@@ -33,6 +33,13 @@ class Data:
         self.comp: Any = np.zeros(n * COMP_STRIDE) if HAVE_NUMBA else [0.0] * (n * COMP_STRIDE)
         self._gravity: tuple[tuple | None, np.ndarray | None] = (None, None)
 
+    @classmethod
+    def _over(cls, nv: int, ws: Any, comp: Any) -> Data:
+        """A Data over existing workspace arrays (a model's packed record: `RobotModel`)."""
+        data = cls.__new__(cls)
+        data.nv, data.ws, data.comp, data._gravity = nv, ws, comp, (None, None)
+        return data
+
     def __repr__(self) -> str:
         return f"Data(nv={self.nv})"
 

@@ -23,7 +23,7 @@ arrays, wrenches) take the checked path directly.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -33,9 +33,7 @@ from . import kernels as k
 from ._jit import HAVE_NUMBA
 from .data import Data
 from .errors import RneaError, UnknownLinkError
-
-if TYPE_CHECKING:
-    from .model import RobotModel
+from .model import GRAVITY, RobotModel
 
 __all__ = [
     "GRAVITY",
@@ -52,7 +50,6 @@ __all__ = [
     "wrench_arrays",
 ]
 
-GRAVITY = (0.0, 0.0, -9.81)
 _GRAVITY_ARRAY = np.array(GRAVITY)  # private, so never modified
 _NO_WRENCH_BODY = np.empty(0, dtype=np.int64)
 _NO_WRENCH_DATA = np.empty(0)
@@ -62,7 +59,9 @@ _F64 = np.dtype(np.float64)
 _empty = np.empty
 _RNEA = c.RNEA
 _GRAVITY = c.GRAVITY
-_MASS_MATRIX = c.MASS_MATRIX
+_RNEA_PACKED = c.RNEA_PACKED
+_GRAVITY_PACKED = c.GRAVITY_PACKED
+_MASS_MATRIX_PACKED = c.MASS_MATRIX_PACKED
 
 Wrenches = Mapping[str, npt.ArrayLike]  # link → [fx, fy, fz, tx, ty, tz], root axes (N, N m)
 
@@ -86,7 +85,7 @@ def _fast_options(model: RobotModel, gravity: Any, data: Data | None, out: Any) 
     elif type(gravity) is tuple:
         g = data.gravity_array(gravity)
     else:
-        g = gravity if _is_vector(gravity) else None
+        g = gravity if _is_vector(gravity) and gravity.flags.c_contiguous else None
     if g is None:
         return None
     if out is None:
@@ -124,15 +123,15 @@ def rnea(
         and not wrenches
     ):
         if gravity is GRAVITY and data is None and out is None:
-            n, tree, ws, _ = model._kernel_args
+            n, packed = model._kernel_args
             tau = _empty(n)
-            if _RNEA.call(tree, q, qd, qdd, _GRAVITY_ARRAY, ws, tau) == k.OK:
+            if _RNEA_PACKED.call(packed, q, qd, qdd, tau) == 0:  # OK
                 return tau
         else:
             options = _fast_options(model, gravity, data, out)
             if options is not None:
                 g, ws, _, tau = options
-                if _RNEA.call(model.kernel_tree(), q, qd, qdd, g, ws, tau) == k.OK:
+                if _RNEA.call(model.kernel_tree(), q, qd, qdd, g, ws, tau) == 0:  # OK
                     return tau
     return _rnea_checked(model, q, qd, qdd, gravity, wrenches, data, out)
 
@@ -187,15 +186,15 @@ def gravity_torques(
     """Gravity torques g(q) (N m or N) for one configuration (n,) or a batch (N, n)."""
     if _FAST and type(q) is _ND and q.dtype is _F64 and q.ndim == 1:  # fast path, as in rnea
         if gravity is GRAVITY and data is None and out is None:
-            n, tree, ws, _ = model._kernel_args
+            n, packed = model._kernel_args
             tau = _empty(n)
-            if _GRAVITY.call(tree, q, _GRAVITY_ARRAY, ws, tau) == k.OK:
+            if _GRAVITY_PACKED.call(packed, q, tau) == 0:  # OK
                 return tau
         else:
             options = _fast_options(model, gravity, data, out)
             if options is not None:
                 g, ws, _, tau = options
-                if _GRAVITY.call(model.kernel_tree(), q, g, ws, tau) == k.OK:
+                if _GRAVITY.call(model.kernel_tree(), q, g, ws, tau) == 0:  # OK
                     return tau
     n = model.nv
     q = _array(q, "q", n)
@@ -233,13 +232,16 @@ def nonlinear_effects(
 def mass_matrix(model: RobotModel, q: npt.ArrayLike, *, data: Data | None = None) -> np.ndarray:
     """Symmetric joint-space inertia M(q), shape (n, n) or (N, n, n), armature on the diagonal."""
     if _FAST and type(q) is _ND and q.dtype is _F64 and q.ndim == 1:  # fast path, as in rnea
-        n, tree, ws, comp = model._kernel_args
-        if data is None or (type(data) is Data and data.nv >= n):
-            if data is not None:
-                ws, comp = data.ws, data.comp
+        if data is None:
+            n, packed = model._kernel_args
             m = _empty((n, n))
-            if _MASS_MATRIX.call(tree, q, ws, comp, m.reshape(n * n)) == k.OK:
+            if _MASS_MATRIX_PACKED.call(packed, q, m) == 0:  # OK
                 return m
+        elif type(data) is Data and data.nv >= model.nv:
+            n = model.nv
+            flat = _empty(n * n)
+            if c.MASS_MATRIX.call(model.kernel_tree(), q, data.ws, data.comp, flat) == 0:  # OK
+                return flat.reshape(n, n)
     n = model.nv
     q = _array(q, "q", n)
     data = _data(model, data)

@@ -29,13 +29,18 @@ from .kernels import (
     BODY_STRIDE,
     JTYPE,
     PARENT,
+    PK_N,
     PRISMATIC,
     REVOLUTE,
     TREE_STRIDE,
+    packed_size,
+    packed_slices,
 )
 from .urdf import Inertial, Joint, Mimic, URDFRobot, check_inertia, parse_urdf
 
-__all__ = ["LinkFrame", "Mimic", "Payload", "RobotModel"]
+__all__ = ["GRAVITY", "LinkFrame", "Mimic", "Payload", "RobotModel"]
+
+GRAVITY = (0.0, 0.0, -9.81)  # the default gravity, root frame, m/s² (rnea_ros.GRAVITY)
 
 
 @dataclass(frozen=True)
@@ -139,8 +144,12 @@ class RobotModel:
     @cached_property
     def default_data(self) -> Data:
         """The workspace functions use without `data=`: created on first use, one per model, shared
-        by every caller of this model (threads: pass your own `create_data()`)."""
-        return Data(self)
+        by every caller of this model (threads: pass your own `create_data()`). With numba it lives
+        in the model's packed record (see `kernels`)."""
+        if not HAVE_NUMBA:
+            return Data(self)
+        _, _, ws, comp = packed_slices(self.nv)
+        return Data._over(self.nv, self._packed[ws], self._packed[comp])
 
     @classmethod
     def from_urdf(
@@ -211,31 +220,47 @@ class RobotModel:
         return self.body if self._bare_body is None else self._bare_body
 
     def kernel_tree(self) -> Any:
-        """The model as the kernels take it (see `kernels`): a private C-contiguous float64 array
-        with numba, a plain list without. Built on first use. Never modify it."""
+        """The model as the kernels take it (the tree record, see `kernels`): a private C-contiguous
+        float64 array with numba (a view of the packed record), a plain list without. Built on
+        first use. Never modify it."""
         return self._kernel_tree
 
     @cached_property
     def _kernel_tree(self) -> Any:
-        n = self.nv
-        tree = np.zeros((n, TREE_STRIDE))
-        tree[:, :BODY_STRIDE] = self.body.reshape(n, BODY_STRIDE)
-        tree[:, PARENT] = self.parent
-        tree[:, JTYPE] = self.jtype
         if HAVE_NUMBA:
-            return tree.reshape(-1)
+            return self._packed[packed_slices(self.nv)[0]]
+        tree = self._tree_records()
         return [  # integers stay integers: they are indices in the kernels
             x
             for i, row in enumerate(tree.tolist())
             for x in row[:BODY_STRIDE] + [int(self.parent[i]), int(self.jtype[i])]
         ]
 
+    def _tree_records(self) -> np.ndarray:
+        """(nv, TREE_STRIDE): each body record followed by its parent and joint type."""
+        n = self.nv
+        tree = np.zeros((n, TREE_STRIDE))
+        tree[:, :BODY_STRIDE] = self.body.reshape(n, BODY_STRIDE)
+        tree[:, PARENT] = self.parent
+        tree[:, JTYPE] = self.jtype
+        return tree
+
     @cached_property
-    def _kernel_args(self) -> tuple[int, Any, Any, Any]:
-        """(nv, kernel tree, default workspace, its composite-inertia scratch): what the fast
-        paths of `dynamics` read in one attribute access."""
-        data = self.default_data
-        return self.nv, self._kernel_tree, data.ws, data.comp
+    def _packed(self) -> np.ndarray:
+        """The packed record (see `kernels`): the tree, the default gravity, and the workspace of
+        `default_data`; one argument for the fast paths of `dynamics`."""
+        n = self.nv
+        packed = np.zeros(packed_size(n))
+        tree, gravity, _, _ = packed_slices(n)
+        packed[PK_N] = n
+        packed[tree] = self._tree_records().reshape(-1)
+        packed[gravity] = GRAVITY
+        return packed
+
+    @cached_property
+    def _kernel_args(self) -> tuple[int, np.ndarray]:
+        """(nv, packed record): what the fast paths of `dynamics` read in one attribute access."""
+        return self.nv, self._packed
 
 
 def _add_inertia(body: np.ndarray, i: int, mass: float, h: np.ndarray, i_o: np.ndarray) -> None:
