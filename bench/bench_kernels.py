@@ -371,7 +371,7 @@ def main() -> None:
     for fn, (us, diff) in fallback(args.repeats).items():
         print(f"| {fn} | {us:.1f} | {diff:.1e} |")
 
-    print("\n## First result after process start (Panda: imports, URDF, build, compile_kernels, first rnea)\n")
+    print("\n## First result after process start (Panda: imports, URDF, build, compile, first rnea)\n")
     print("| numba cache | total s | imports s | model build + compile_kernels s | first call ms |")
     print("| --- | --: | --: | --: | --: |")
     with tempfile.TemporaryDirectory() as cache:
