@@ -294,15 +294,19 @@ def forward_kinematic_pass(tree, qd, qdd, gravity, ws):
         ws[w + W_ACC] = ax
         ws[w + W_ACC + 1] = ay
         ws[w + W_ACC + 2] = az
-        for k in range(3):
-            ws[w + W_FORCE + k] = 0.0
-            ws[w + W_MOMENT + k] = 0.0
+        ws[w + W_FORCE] = 0.0
+        ws[w + W_FORCE + 1] = 0.0
+        ws[w + W_FORCE + 2] = 0.0
+        ws[w + W_MOMENT] = 0.0
+        ws[w + W_MOMENT + 1] = 0.0
+        ws[w + W_MOMENT + 2] = 0.0
 
 
 @njit
 def gravity_kinematic_pass(tree, gravity, ws):
     """The forward pass at rest (q̇ = q̈ = 0): only the origin accelerations, -gravity rotated into
-    each body frame; zeroes the transmitted force and moment (needs joint_transforms)."""
+    each body frame; zeroes the transmitted force and moment (needs joint_transforms). Leaves
+    W_OMEGA and W_ALPHA as they were: the backward pass at rest does not read them."""
     for i in range(len(tree) // TREE_STRIDE):
         w = i * WS_STRIDE
         lam = int(tree[i * TREE_STRIDE + PARENT])
@@ -318,11 +322,12 @@ def gravity_kinematic_pass(tree, gravity, ws):
         ws[w + W_ACC] = ws[w + W_ROT] * alx + ws[w + W_ROT + 3] * aly + ws[w + W_ROT + 6] * alz
         ws[w + W_ACC + 1] = ws[w + W_ROT + 1] * alx + ws[w + W_ROT + 4] * aly + ws[w + W_ROT + 7] * alz
         ws[w + W_ACC + 2] = ws[w + W_ROT + 2] * alx + ws[w + W_ROT + 5] * aly + ws[w + W_ROT + 8] * alz
-        for k in range(3):
-            ws[w + W_OMEGA + k] = 0.0
-            ws[w + W_ALPHA + k] = 0.0
-            ws[w + W_FORCE + k] = 0.0
-            ws[w + W_MOMENT + k] = 0.0
+        ws[w + W_FORCE] = 0.0
+        ws[w + W_FORCE + 1] = 0.0
+        ws[w + W_FORCE + 2] = 0.0
+        ws[w + W_MOMENT] = 0.0
+        ws[w + W_MOMENT + 1] = 0.0
+        ws[w + W_MOMENT + 2] = 0.0
 
 
 @njit
@@ -357,49 +362,12 @@ def add_link_wrenches(wrench_body, wrench_data, ws):
         ws[w + W_MOMENT + 2] += nz + ox * fy - oy * fx
 
 
-@njit_inline
-def _project_and_transmit(tree, ws, tau, i, fx, fy, fz, nx, ny, nz):
-    """Body i's joint effort from the wrench (f, n about its origin, body frame) its parent
-    transmits to it, and that wrench added, in the parent frame, to what the parent transmits."""
-    b = i * TREE_STRIDE
-    w = i * WS_STRIDE
-    ex = tree[b + B_AXIS]
-    ey = tree[b + B_AXIS + 1]
-    ez = tree[b + B_AXIS + 2]
-    if tree[b + JTYPE] == REVOLUTE:
-        tau[i] = ex * nx + ey * ny + ez * nz
-    else:
-        tau[i] = ex * fx + ey * fy + ez * fz
-    lam = int(tree[b + PARENT])
-    if lam >= 0:
-        u = lam * WS_STRIDE
-        r00 = ws[w + W_ROT]
-        r01 = ws[w + W_ROT + 1]
-        r02 = ws[w + W_ROT + 2]
-        r10 = ws[w + W_ROT + 3]
-        r11 = ws[w + W_ROT + 4]
-        r12 = ws[w + W_ROT + 5]
-        r20 = ws[w + W_ROT + 6]
-        r21 = ws[w + W_ROT + 7]
-        r22 = ws[w + W_ROT + 8]
-        gx = r00 * fx + r01 * fy + r02 * fz
-        gy = r10 * fx + r11 * fy + r12 * fz
-        gz = r20 * fx + r21 * fy + r22 * fz
-        px = ws[w + W_POS]
-        py = ws[w + W_POS + 1]
-        pz = ws[w + W_POS + 2]
-        ws[u + W_FORCE] += gx
-        ws[u + W_FORCE + 1] += gy
-        ws[u + W_FORCE + 2] += gz
-        ws[u + W_MOMENT] += r00 * nx + r01 * ny + r02 * nz + py * gz - pz * gy
-        ws[u + W_MOMENT + 1] += r10 * nx + r11 * ny + r12 * nz + pz * gx - px * gz
-        ws[u + W_MOMENT + 2] += r20 * nx + r21 * ny + r22 * nz + px * gy - py * gx
-
-
 @njit
-def backward_force_pass(tree, ws, tau):
+def backward_force_pass(tree, ws, tau, at_rest):
     """RNEA backward pass, tips to root: each body's inertial wrench plus what its children
-    transmit, projected on its joint axis into tau and passed on to its parent."""
+    transmit, projected on its joint axis into tau and passed on to its parent. at_rest: q̇ = q̈ = 0
+    (after gravity_kinematic_pass), where the inertial wrench reduces to F = m a, N = h x a: the
+    same numbers with fewer operations."""
     for i in range(len(tree) // TREE_STRIDE - 1, -1, -1):
         b = i * TREE_STRIDE
         w = i * WS_STRIDE
@@ -407,65 +375,82 @@ def backward_force_pass(tree, ws, tau):
         hx = tree[b + B_MOMENT]
         hy = tree[b + B_MOMENT + 1]
         hz = tree[b + B_MOMENT + 2]
-        ixx = tree[b + B_INERTIA]
-        ixy = tree[b + B_INERTIA + 1]
-        ixz = tree[b + B_INERTIA + 2]
-        iyy = tree[b + B_INERTIA + 3]
-        iyz = tree[b + B_INERTIA + 4]
-        izz = tree[b + B_INERTIA + 5]
-        wx = ws[w + W_OMEGA]
-        wy = ws[w + W_OMEGA + 1]
-        wz = ws[w + W_OMEGA + 2]
-        dx = ws[w + W_ALPHA]
-        dy = ws[w + W_ALPHA + 1]
-        dz = ws[w + W_ALPHA + 2]
         ax = ws[w + W_ACC]
         ay = ws[w + W_ACC + 1]
         az = ws[w + W_ACC + 2]
-        # omega x h, then F = m a + alpha x h + omega x (omega x h)
-        ux = wy * hz - wz * hy
-        uy = wz * hx - wx * hz
-        uz = wx * hy - wy * hx
-        fx = m * ax + dy * hz - dz * hy + wy * uz - wz * uy
-        fy = m * ay + dz * hx - dx * hz + wz * ux - wx * uz
-        fz = m * az + dx * hy - dy * hx + wx * uy - wy * ux
-        # N = I alpha + omega x (I omega) + h x a
-        lx = ixx * wx + ixy * wy + ixz * wz
-        ly = ixy * wx + iyy * wy + iyz * wz
-        lz = ixz * wx + iyz * wy + izz * wz
-        nx = ixx * dx + ixy * dy + ixz * dz + wy * lz - wz * ly + hy * az - hz * ay
-        ny = ixy * dx + iyy * dy + iyz * dz + wz * lx - wx * lz + hz * ax - hx * az
-        nz = ixz * dx + iyz * dy + izz * dz + wx * ly - wy * lx + hx * ay - hy * ax
+        if at_rest:
+            fx = m * ax
+            fy = m * ay
+            fz = m * az
+            nx = hy * az - hz * ay
+            ny = hz * ax - hx * az
+            nz = hx * ay - hy * ax
+        else:
+            ixx = tree[b + B_INERTIA]
+            ixy = tree[b + B_INERTIA + 1]
+            ixz = tree[b + B_INERTIA + 2]
+            iyy = tree[b + B_INERTIA + 3]
+            iyz = tree[b + B_INERTIA + 4]
+            izz = tree[b + B_INERTIA + 5]
+            wx = ws[w + W_OMEGA]
+            wy = ws[w + W_OMEGA + 1]
+            wz = ws[w + W_OMEGA + 2]
+            dx = ws[w + W_ALPHA]
+            dy = ws[w + W_ALPHA + 1]
+            dz = ws[w + W_ALPHA + 2]
+            # omega x h, then F = m a + alpha x h + omega x (omega x h)
+            ux = wy * hz - wz * hy
+            uy = wz * hx - wx * hz
+            uz = wx * hy - wy * hx
+            fx = m * ax + dy * hz - dz * hy + wy * uz - wz * uy
+            fy = m * ay + dz * hx - dx * hz + wz * ux - wx * uz
+            fz = m * az + dx * hy - dy * hx + wx * uy - wy * ux
+            # N = I alpha + omega x (I omega) + h x a
+            lx = ixx * wx + ixy * wy + ixz * wz
+            ly = ixy * wx + iyy * wy + iyz * wz
+            lz = ixz * wx + iyz * wy + izz * wz
+            nx = ixx * dx + ixy * dy + ixz * dz + wy * lz - wz * ly + hy * az - hz * ay
+            ny = ixy * dx + iyy * dy + iyz * dz + wz * lx - wx * lz + hz * ax - hx * az
+            nz = ixz * dx + iyz * dy + izz * dz + wx * ly - wy * lx + hx * ay - hy * ax
         fx += ws[w + W_FORCE]
         fy += ws[w + W_FORCE + 1]
         fz += ws[w + W_FORCE + 2]
         nx += ws[w + W_MOMENT]
         ny += ws[w + W_MOMENT + 1]
         nz += ws[w + W_MOMENT + 2]
-        _project_and_transmit(tree, ws, tau, i, fx, fy, fz, nx, ny, nz)
-
-
-@njit
-def gravity_force_pass(tree, ws, tau):
-    """The backward pass at rest: the inertial wrench reduces to F = m a, N = h x a (the same
-    numbers as backward_force_pass with zero velocities, fewer operations)."""
-    for i in range(len(tree) // TREE_STRIDE - 1, -1, -1):
-        b = i * TREE_STRIDE
-        w = i * WS_STRIDE
-        m = tree[b + B_MASS]
-        hx = tree[b + B_MOMENT]
-        hy = tree[b + B_MOMENT + 1]
-        hz = tree[b + B_MOMENT + 2]
-        ax = ws[w + W_ACC]
-        ay = ws[w + W_ACC + 1]
-        az = ws[w + W_ACC + 2]
-        fx = m * ax + ws[w + W_FORCE]
-        fy = m * ay + ws[w + W_FORCE + 1]
-        fz = m * az + ws[w + W_FORCE + 2]
-        nx = hy * az - hz * ay + ws[w + W_MOMENT]
-        ny = hz * ax - hx * az + ws[w + W_MOMENT + 1]
-        nz = hx * ay - hy * ax + ws[w + W_MOMENT + 2]
-        _project_and_transmit(tree, ws, tau, i, fx, fy, fz, nx, ny, nz)
+        # the joint's effort: the wrench projected on its axis
+        ex = tree[b + B_AXIS]
+        ey = tree[b + B_AXIS + 1]
+        ez = tree[b + B_AXIS + 2]
+        if tree[b + JTYPE] == REVOLUTE:
+            tau[i] = ex * nx + ey * ny + ez * nz
+        else:
+            tau[i] = ex * fx + ey * fy + ez * fz
+        # the wrench transmitted to the parent, in its frame, moment about its origin
+        lam = int(tree[b + PARENT])
+        if lam >= 0:
+            u = lam * WS_STRIDE
+            r00 = ws[w + W_ROT]
+            r01 = ws[w + W_ROT + 1]
+            r02 = ws[w + W_ROT + 2]
+            r10 = ws[w + W_ROT + 3]
+            r11 = ws[w + W_ROT + 4]
+            r12 = ws[w + W_ROT + 5]
+            r20 = ws[w + W_ROT + 6]
+            r21 = ws[w + W_ROT + 7]
+            r22 = ws[w + W_ROT + 8]
+            gx = r00 * fx + r01 * fy + r02 * fz
+            gy = r10 * fx + r11 * fy + r12 * fz
+            gz = r20 * fx + r21 * fy + r22 * fz
+            px = ws[w + W_POS]
+            py = ws[w + W_POS + 1]
+            pz = ws[w + W_POS + 2]
+            ws[u + W_FORCE] += gx
+            ws[u + W_FORCE + 1] += gy
+            ws[u + W_FORCE + 2] += gz
+            ws[u + W_MOMENT] += r00 * nx + r01 * ny + r02 * nz + py * gz - pz * gy
+            ws[u + W_MOMENT + 1] += r10 * nx + r11 * ny + r12 * nz + pz * gx - px * gz
+            ws[u + W_MOMENT + 2] += r20 * nx + r21 * ny + r22 * nz + px * gy - py * gx
 
 
 @njit_inline
@@ -504,7 +489,7 @@ def rnea_kernel(tree, q, qd, qdd, gravity, ws, tau):
         return BAD_SIZE
     joint_transforms(tree, q, ws)
     forward_kinematic_pass(tree, qd, qdd, gravity, ws)
-    backward_force_pass(tree, ws, tau)
+    backward_force_pass(tree, ws, tau, False)
     add_armature(tree, qdd, tau)
     return OK if _all_finite(tau) else NOT_FINITE
 
@@ -519,7 +504,7 @@ def rnea_wrench_kernel(tree, q, qd, qdd, gravity, wrench_body, wrench_data, ws, 
     if len(wrench_body) > 0:
         root_rotations(tree, ws)
         add_link_wrenches(wrench_body, wrench_data, ws)
-    backward_force_pass(tree, ws, tau)
+    backward_force_pass(tree, ws, tau, False)
     add_armature(tree, qdd, tau)
     return OK if _all_finite(tau) else NOT_FINITE
 
@@ -542,7 +527,7 @@ def gravity_kernel(tree, q, gravity, ws, tau):
         return BAD_SIZE
     joint_transforms(tree, q, ws)
     gravity_kinematic_pass(tree, gravity, ws)
-    gravity_force_pass(tree, ws, tau)
+    backward_force_pass(tree, ws, tau, True)
     return OK if _all_finite(tau) else NOT_FINITE
 
 
