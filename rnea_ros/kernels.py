@@ -100,23 +100,29 @@ def joint_transforms(tree, q, ws):
     """Fill ws[W_ROT], ws[W_POS] with each body's pose in its parent for joint positions q."""
     for i in range(len(tree) // TREE_STRIDE):
         b = i * TREE_STRIDE
+        b_axis = b + B_AXIS
+        b_pos = b + B_POS
+        b_rot = b + B_ROT
+        b_jtype = b + JTYPE
         w = i * WS_STRIDE
-        r00 = tree[b + B_ROT]
-        r01 = tree[b + B_ROT + 1]
-        r02 = tree[b + B_ROT + 2]
-        r10 = tree[b + B_ROT + 3]
-        r11 = tree[b + B_ROT + 4]
-        r12 = tree[b + B_ROT + 5]
-        r20 = tree[b + B_ROT + 6]
-        r21 = tree[b + B_ROT + 7]
-        r22 = tree[b + B_ROT + 8]
-        ax = tree[b + B_AXIS]
-        ay = tree[b + B_AXIS + 1]
-        az = tree[b + B_AXIS + 2]
-        px = tree[b + B_POS]
-        py = tree[b + B_POS + 1]
-        pz = tree[b + B_POS + 2]
-        if tree[b + JTYPE] == REVOLUTE:
+        w_pos = w + W_POS
+        w_rot = w + W_ROT
+        r00 = tree[b_rot]
+        r01 = tree[b_rot + 1]
+        r02 = tree[b_rot + 2]
+        r10 = tree[b_rot + 3]
+        r11 = tree[b_rot + 4]
+        r12 = tree[b_rot + 5]
+        r20 = tree[b_rot + 6]
+        r21 = tree[b_rot + 7]
+        r22 = tree[b_rot + 8]
+        ax = tree[b_axis]
+        ay = tree[b_axis + 1]
+        az = tree[b_axis + 2]
+        px = tree[b_pos]
+        py = tree[b_pos + 1]
+        pz = tree[b_pos + 2]
+        if tree[b_jtype] == REVOLUTE:
             # R_tree times the rotation by q about the axis (Rodrigues). About +z, +y or +x, the
             # entries that are 0 there are left out: the same numbers, a third of the operations.
             qi = q[i]
@@ -125,35 +131,35 @@ def joint_transforms(tree, q, ws):
             t = 1.0 - c
             d = t + c  # the axis entry of the Rodrigues matrix, as the general formula rounds it
             if ax == 0.0 and ay == 0.0 and az == 1.0:
-                ws[w + W_ROT] = r00 * c + r01 * s
-                ws[w + W_ROT + 1] = r01 * c - r00 * s
-                ws[w + W_ROT + 2] = r02 * d
-                ws[w + W_ROT + 3] = r10 * c + r11 * s
-                ws[w + W_ROT + 4] = r11 * c - r10 * s
-                ws[w + W_ROT + 5] = r12 * d
-                ws[w + W_ROT + 6] = r20 * c + r21 * s
-                ws[w + W_ROT + 7] = r21 * c - r20 * s
-                ws[w + W_ROT + 8] = r22 * d
+                ws[w_rot] = r00 * c + r01 * s
+                ws[w_rot + 1] = r01 * c - r00 * s
+                ws[w_rot + 2] = r02 * d
+                ws[w_rot + 3] = r10 * c + r11 * s
+                ws[w_rot + 4] = r11 * c - r10 * s
+                ws[w_rot + 5] = r12 * d
+                ws[w_rot + 6] = r20 * c + r21 * s
+                ws[w_rot + 7] = r21 * c - r20 * s
+                ws[w_rot + 8] = r22 * d
             elif ax == 0.0 and ay == 1.0 and az == 0.0:
-                ws[w + W_ROT] = r00 * c - r02 * s
-                ws[w + W_ROT + 1] = r01 * d
-                ws[w + W_ROT + 2] = r00 * s + r02 * c
-                ws[w + W_ROT + 3] = r10 * c - r12 * s
-                ws[w + W_ROT + 4] = r11 * d
-                ws[w + W_ROT + 5] = r10 * s + r12 * c
-                ws[w + W_ROT + 6] = r20 * c - r22 * s
-                ws[w + W_ROT + 7] = r21 * d
-                ws[w + W_ROT + 8] = r20 * s + r22 * c
+                ws[w_rot] = r00 * c - r02 * s
+                ws[w_rot + 1] = r01 * d
+                ws[w_rot + 2] = r00 * s + r02 * c
+                ws[w_rot + 3] = r10 * c - r12 * s
+                ws[w_rot + 4] = r11 * d
+                ws[w_rot + 5] = r10 * s + r12 * c
+                ws[w_rot + 6] = r20 * c - r22 * s
+                ws[w_rot + 7] = r21 * d
+                ws[w_rot + 8] = r20 * s + r22 * c
             elif ax == 1.0 and ay == 0.0 and az == 0.0:
-                ws[w + W_ROT] = r00 * d
-                ws[w + W_ROT + 1] = r01 * c + r02 * s
-                ws[w + W_ROT + 2] = r02 * c - r01 * s
-                ws[w + W_ROT + 3] = r10 * d
-                ws[w + W_ROT + 4] = r11 * c + r12 * s
-                ws[w + W_ROT + 5] = r12 * c - r11 * s
-                ws[w + W_ROT + 6] = r20 * d
-                ws[w + W_ROT + 7] = r21 * c + r22 * s
-                ws[w + W_ROT + 8] = r22 * c - r21 * s
+                ws[w_rot] = r00 * d
+                ws[w_rot + 1] = r01 * c + r02 * s
+                ws[w_rot + 2] = r02 * c - r01 * s
+                ws[w_rot + 3] = r10 * d
+                ws[w_rot + 4] = r11 * c + r12 * s
+                ws[w_rot + 5] = r12 * c - r11 * s
+                ws[w_rot + 6] = r20 * d
+                ws[w_rot + 7] = r21 * c + r22 * s
+                ws[w_rot + 8] = r22 * c - r21 * s
             else:
                 j00 = t * ax * ax + c
                 j01 = t * ax * ay - s * az
@@ -164,15 +170,15 @@ def joint_transforms(tree, q, ws):
                 j20 = t * ax * az - s * ay
                 j21 = t * ay * az + s * ax
                 j22 = t * az * az + c
-                ws[w + W_ROT] = r00 * j00 + r01 * j10 + r02 * j20
-                ws[w + W_ROT + 1] = r00 * j01 + r01 * j11 + r02 * j21
-                ws[w + W_ROT + 2] = r00 * j02 + r01 * j12 + r02 * j22
-                ws[w + W_ROT + 3] = r10 * j00 + r11 * j10 + r12 * j20
-                ws[w + W_ROT + 4] = r10 * j01 + r11 * j11 + r12 * j21
-                ws[w + W_ROT + 5] = r10 * j02 + r11 * j12 + r12 * j22
-                ws[w + W_ROT + 6] = r20 * j00 + r21 * j10 + r22 * j20
-                ws[w + W_ROT + 7] = r20 * j01 + r21 * j11 + r22 * j21
-                ws[w + W_ROT + 8] = r20 * j02 + r21 * j12 + r22 * j22
+                ws[w_rot] = r00 * j00 + r01 * j10 + r02 * j20
+                ws[w_rot + 1] = r00 * j01 + r01 * j11 + r02 * j21
+                ws[w_rot + 2] = r00 * j02 + r01 * j12 + r02 * j22
+                ws[w_rot + 3] = r10 * j00 + r11 * j10 + r12 * j20
+                ws[w_rot + 4] = r10 * j01 + r11 * j11 + r12 * j21
+                ws[w_rot + 5] = r10 * j02 + r11 * j12 + r12 * j22
+                ws[w_rot + 6] = r20 * j00 + r21 * j10 + r22 * j20
+                ws[w_rot + 7] = r20 * j01 + r21 * j11 + r22 * j21
+                ws[w_rot + 8] = r20 * j02 + r21 * j12 + r22 * j22
         else:
             # translation by q along the axis, expressed in the parent frame
             d = q[i]
@@ -181,9 +187,9 @@ def joint_transforms(tree, q, ws):
             pz += (r20 * ax + r21 * ay + r22 * az) * d
             for k in range(9):
                 ws[w + W_ROT + k] = tree[b + B_ROT + k]
-        ws[w + W_POS] = px
-        ws[w + W_POS + 1] = py
-        ws[w + W_POS + 2] = pz
+        ws[w_pos] = px
+        ws[w_pos + 1] = py
+        ws[w_pos + 2] = pz
 
 
 @njit
@@ -213,8 +219,18 @@ def forward_kinematic_pass(tree, qd, qdd, gravity, ws):
     zeroes the transmitted force and moment for the backward pass (needs joint_transforms)."""
     for i in range(len(tree) // TREE_STRIDE):
         b = i * TREE_STRIDE
+        b_axis = b + B_AXIS
+        b_jtype = b + JTYPE
+        b_parent = b + PARENT
         w = i * WS_STRIDE
-        lam = int(tree[b + PARENT])
+        w_acc = w + W_ACC
+        w_alpha = w + W_ALPHA
+        w_force = w + W_FORCE
+        w_moment = w + W_MOMENT
+        w_omega = w + W_OMEGA
+        w_pos = w + W_POS
+        w_rot = w + W_ROT
+        lam = int(tree[b_parent])
         if lam < 0:
             wlx = 0.0
             wly = 0.0
@@ -227,18 +243,21 @@ def forward_kinematic_pass(tree, qd, qdd, gravity, ws):
             alz = -gravity[2]
         else:
             u = lam * WS_STRIDE
-            wlx = ws[u + W_OMEGA]
-            wly = ws[u + W_OMEGA + 1]
-            wlz = ws[u + W_OMEGA + 2]
-            dlx = ws[u + W_ALPHA]
-            dly = ws[u + W_ALPHA + 1]
-            dlz = ws[u + W_ALPHA + 2]
-            alx = ws[u + W_ACC]
-            aly = ws[u + W_ACC + 1]
-            alz = ws[u + W_ACC + 2]
-        px = ws[w + W_POS]
-        py = ws[w + W_POS + 1]
-        pz = ws[w + W_POS + 2]
+            u_acc = u + W_ACC
+            u_alpha = u + W_ALPHA
+            u_omega = u + W_OMEGA
+            wlx = ws[u_omega]
+            wly = ws[u_omega + 1]
+            wlz = ws[u_omega + 2]
+            dlx = ws[u_alpha]
+            dly = ws[u_alpha + 1]
+            dlz = ws[u_alpha + 2]
+            alx = ws[u_acc]
+            aly = ws[u_acc + 1]
+            alz = ws[u_acc + 2]
+        px = ws[w_pos]
+        py = ws[w_pos + 1]
+        pz = ws[w_pos + 2]
         # acceleration of this body's origin, parent frame: a + alpha x p + omega x (omega x p)
         cx = wly * pz - wlz * py
         cy = wlz * px - wlx * pz
@@ -246,15 +265,15 @@ def forward_kinematic_pass(tree, qd, qdd, gravity, ws):
         alx += dly * pz - dlz * py + wly * cz - wlz * cy
         aly += dlz * px - dlx * pz + wlz * cx - wlx * cz
         alz += dlx * py - dly * px + wlx * cy - wly * cx
-        r00 = ws[w + W_ROT]
-        r01 = ws[w + W_ROT + 1]
-        r02 = ws[w + W_ROT + 2]
-        r10 = ws[w + W_ROT + 3]
-        r11 = ws[w + W_ROT + 4]
-        r12 = ws[w + W_ROT + 5]
-        r20 = ws[w + W_ROT + 6]
-        r21 = ws[w + W_ROT + 7]
-        r22 = ws[w + W_ROT + 8]
+        r00 = ws[w_rot]
+        r01 = ws[w_rot + 1]
+        r02 = ws[w_rot + 2]
+        r10 = ws[w_rot + 3]
+        r11 = ws[w_rot + 4]
+        r12 = ws[w_rot + 5]
+        r20 = ws[w_rot + 6]
+        r21 = ws[w_rot + 7]
+        r22 = ws[w_rot + 8]
         # rotate parent quantities into this body's frame (R transposed)
         wx = r00 * wlx + r10 * wly + r20 * wlz
         wy = r01 * wlx + r11 * wly + r21 * wlz
@@ -266,15 +285,15 @@ def forward_kinematic_pass(tree, qd, qdd, gravity, ws):
         ay = r01 * alx + r11 * aly + r21 * alz
         az = r02 * alx + r12 * aly + r22 * alz
         # the joint's own motion: e q̇ and e q̈ along / about the axis e
-        ex = tree[b + B_AXIS]
-        ey = tree[b + B_AXIS + 1]
-        ez = tree[b + B_AXIS + 2]
+        ex = tree[b_axis]
+        ey = tree[b_axis + 1]
+        ez = tree[b_axis + 2]
         v = qd[i]
         acc = qdd[i]
         vx = ex * v
         vy = ey * v
         vz = ez * v
-        if tree[b + JTYPE] == REVOLUTE:
+        if tree[b_jtype] == REVOLUTE:
             dx += wy * vz - wz * vy + ex * acc
             dy += wz * vx - wx * vz + ey * acc
             dz += wx * vy - wy * vx + ez * acc
@@ -285,21 +304,21 @@ def forward_kinematic_pass(tree, qd, qdd, gravity, ws):
             ax += 2.0 * (wy * vz - wz * vy) + ex * acc
             ay += 2.0 * (wz * vx - wx * vz) + ey * acc
             az += 2.0 * (wx * vy - wy * vx) + ez * acc
-        ws[w + W_OMEGA] = wx
-        ws[w + W_OMEGA + 1] = wy
-        ws[w + W_OMEGA + 2] = wz
-        ws[w + W_ALPHA] = dx
-        ws[w + W_ALPHA + 1] = dy
-        ws[w + W_ALPHA + 2] = dz
-        ws[w + W_ACC] = ax
-        ws[w + W_ACC + 1] = ay
-        ws[w + W_ACC + 2] = az
-        ws[w + W_FORCE] = 0.0
-        ws[w + W_FORCE + 1] = 0.0
-        ws[w + W_FORCE + 2] = 0.0
-        ws[w + W_MOMENT] = 0.0
-        ws[w + W_MOMENT + 1] = 0.0
-        ws[w + W_MOMENT + 2] = 0.0
+        ws[w_omega] = wx
+        ws[w_omega + 1] = wy
+        ws[w_omega + 2] = wz
+        ws[w_alpha] = dx
+        ws[w_alpha + 1] = dy
+        ws[w_alpha + 2] = dz
+        ws[w_acc] = ax
+        ws[w_acc + 1] = ay
+        ws[w_acc + 2] = az
+        ws[w_force] = 0.0
+        ws[w_force + 1] = 0.0
+        ws[w_force + 2] = 0.0
+        ws[w_moment] = 0.0
+        ws[w_moment + 1] = 0.0
+        ws[w_moment + 2] = 0.0
 
 
 @njit
@@ -309,6 +328,10 @@ def gravity_kinematic_pass(tree, gravity, ws):
     W_OMEGA and W_ALPHA as they were: the backward pass at rest does not read them."""
     for i in range(len(tree) // TREE_STRIDE):
         w = i * WS_STRIDE
+        w_acc = w + W_ACC
+        w_force = w + W_FORCE
+        w_moment = w + W_MOMENT
+        w_rot = w + W_ROT
         lam = int(tree[i * TREE_STRIDE + PARENT])
         if lam < 0:
             alx = -gravity[0]
@@ -316,18 +339,19 @@ def gravity_kinematic_pass(tree, gravity, ws):
             alz = -gravity[2]
         else:
             u = lam * WS_STRIDE
-            alx = ws[u + W_ACC]
-            aly = ws[u + W_ACC + 1]
-            alz = ws[u + W_ACC + 2]
-        ws[w + W_ACC] = ws[w + W_ROT] * alx + ws[w + W_ROT + 3] * aly + ws[w + W_ROT + 6] * alz
-        ws[w + W_ACC + 1] = ws[w + W_ROT + 1] * alx + ws[w + W_ROT + 4] * aly + ws[w + W_ROT + 7] * alz
-        ws[w + W_ACC + 2] = ws[w + W_ROT + 2] * alx + ws[w + W_ROT + 5] * aly + ws[w + W_ROT + 8] * alz
-        ws[w + W_FORCE] = 0.0
-        ws[w + W_FORCE + 1] = 0.0
-        ws[w + W_FORCE + 2] = 0.0
-        ws[w + W_MOMENT] = 0.0
-        ws[w + W_MOMENT + 1] = 0.0
-        ws[w + W_MOMENT + 2] = 0.0
+            u_acc = u + W_ACC
+            alx = ws[u_acc]
+            aly = ws[u_acc + 1]
+            alz = ws[u_acc + 2]
+        ws[w_acc] = ws[w_rot] * alx + ws[w_rot + 3] * aly + ws[w_rot + 6] * alz
+        ws[w_acc + 1] = ws[w_rot + 1] * alx + ws[w_rot + 4] * aly + ws[w_rot + 7] * alz
+        ws[w_acc + 2] = ws[w_rot + 2] * alx + ws[w_rot + 5] * aly + ws[w_rot + 8] * alz
+        ws[w_force] = 0.0
+        ws[w_force + 1] = 0.0
+        ws[w_force + 2] = 0.0
+        ws[w_moment] = 0.0
+        ws[w_moment + 1] = 0.0
+        ws[w_moment + 2] = 0.0
 
 
 @njit
@@ -337,16 +361,21 @@ def add_link_wrenches(wrench_body, wrench_data, ws):
     for k in range(len(wrench_body)):
         i = wrench_body[k]
         w = i * WS_STRIDE
+        w_force = w + W_FORCE
+        w_moment = w + W_MOMENT
         d = k * WRENCH_STRIDE
-        ox = wrench_data[d + WR_ORIGIN]
-        oy = wrench_data[d + WR_ORIGIN + 1]
-        oz = wrench_data[d + WR_ORIGIN + 2]
-        gx = wrench_data[d + WR_FORCE]
-        gy = wrench_data[d + WR_FORCE + 1]
-        gz = wrench_data[d + WR_FORCE + 2]
-        mx = wrench_data[d + WR_MOMENT]
-        my = wrench_data[d + WR_MOMENT + 1]
-        mz = wrench_data[d + WR_MOMENT + 2]
+        d_force = d + WR_FORCE
+        d_moment = d + WR_MOMENT
+        d_origin = d + WR_ORIGIN
+        ox = wrench_data[d_origin]
+        oy = wrench_data[d_origin + 1]
+        oz = wrench_data[d_origin + 2]
+        gx = wrench_data[d_force]
+        gy = wrench_data[d_force + 1]
+        gz = wrench_data[d_force + 2]
+        mx = wrench_data[d_moment]
+        my = wrench_data[d_moment + 1]
+        mz = wrench_data[d_moment + 2]
         rw = w + W_ROT_ROOT  # body in root: root-frame vectors into the body frame by R transposed
         fx = ws[rw] * gx + ws[rw + 3] * gy + ws[rw + 6] * gz
         fy = ws[rw + 1] * gx + ws[rw + 4] * gy + ws[rw + 7] * gz
@@ -354,12 +383,12 @@ def add_link_wrenches(wrench_body, wrench_data, ws):
         nx = ws[rw] * mx + ws[rw + 3] * my + ws[rw + 6] * mz
         ny = ws[rw + 1] * mx + ws[rw + 4] * my + ws[rw + 7] * mz
         nz = ws[rw + 2] * mx + ws[rw + 5] * my + ws[rw + 8] * mz
-        ws[w + W_FORCE] += fx
-        ws[w + W_FORCE + 1] += fy
-        ws[w + W_FORCE + 2] += fz
-        ws[w + W_MOMENT] += nx + oy * fz - oz * fy
-        ws[w + W_MOMENT + 1] += ny + oz * fx - ox * fz
-        ws[w + W_MOMENT + 2] += nz + ox * fy - oy * fx
+        ws[w_force] += fx
+        ws[w_force + 1] += fy
+        ws[w_force + 2] += fz
+        ws[w_moment] += nx + oy * fz - oz * fy
+        ws[w_moment + 1] += ny + oz * fx - ox * fz
+        ws[w_moment + 2] += nz + ox * fy - oy * fx
 
 
 @njit
@@ -370,14 +399,27 @@ def backward_force_pass(tree, ws, tau, at_rest):
     same numbers with fewer operations."""
     for i in range(len(tree) // TREE_STRIDE - 1, -1, -1):
         b = i * TREE_STRIDE
+        b_axis = b + B_AXIS
+        b_inertia = b + B_INERTIA
+        b_mass = b + B_MASS
+        b_moment = b + B_MOMENT
+        b_jtype = b + JTYPE
+        b_parent = b + PARENT
         w = i * WS_STRIDE
-        m = tree[b + B_MASS]
-        hx = tree[b + B_MOMENT]
-        hy = tree[b + B_MOMENT + 1]
-        hz = tree[b + B_MOMENT + 2]
-        ax = ws[w + W_ACC]
-        ay = ws[w + W_ACC + 1]
-        az = ws[w + W_ACC + 2]
+        w_acc = w + W_ACC
+        w_alpha = w + W_ALPHA
+        w_force = w + W_FORCE
+        w_moment = w + W_MOMENT
+        w_omega = w + W_OMEGA
+        w_pos = w + W_POS
+        w_rot = w + W_ROT
+        m = tree[b_mass]
+        hx = tree[b_moment]
+        hy = tree[b_moment + 1]
+        hz = tree[b_moment + 2]
+        ax = ws[w_acc]
+        ay = ws[w_acc + 1]
+        az = ws[w_acc + 2]
         if at_rest:
             fx = m * ax
             fy = m * ay
@@ -386,18 +428,18 @@ def backward_force_pass(tree, ws, tau, at_rest):
             ny = hz * ax - hx * az
             nz = hx * ay - hy * ax
         else:
-            ixx = tree[b + B_INERTIA]
-            ixy = tree[b + B_INERTIA + 1]
-            ixz = tree[b + B_INERTIA + 2]
-            iyy = tree[b + B_INERTIA + 3]
-            iyz = tree[b + B_INERTIA + 4]
-            izz = tree[b + B_INERTIA + 5]
-            wx = ws[w + W_OMEGA]
-            wy = ws[w + W_OMEGA + 1]
-            wz = ws[w + W_OMEGA + 2]
-            dx = ws[w + W_ALPHA]
-            dy = ws[w + W_ALPHA + 1]
-            dz = ws[w + W_ALPHA + 2]
+            ixx = tree[b_inertia]
+            ixy = tree[b_inertia + 1]
+            ixz = tree[b_inertia + 2]
+            iyy = tree[b_inertia + 3]
+            iyz = tree[b_inertia + 4]
+            izz = tree[b_inertia + 5]
+            wx = ws[w_omega]
+            wy = ws[w_omega + 1]
+            wz = ws[w_omega + 2]
+            dx = ws[w_alpha]
+            dy = ws[w_alpha + 1]
+            dz = ws[w_alpha + 2]
             # omega x h, then F = m a + alpha x h + omega x (omega x h)
             ux = wy * hz - wz * hy
             uy = wz * hx - wx * hz
@@ -412,45 +454,47 @@ def backward_force_pass(tree, ws, tau, at_rest):
             nx = ixx * dx + ixy * dy + ixz * dz + wy * lz - wz * ly + hy * az - hz * ay
             ny = ixy * dx + iyy * dy + iyz * dz + wz * lx - wx * lz + hz * ax - hx * az
             nz = ixz * dx + iyz * dy + izz * dz + wx * ly - wy * lx + hx * ay - hy * ax
-        fx += ws[w + W_FORCE]
-        fy += ws[w + W_FORCE + 1]
-        fz += ws[w + W_FORCE + 2]
-        nx += ws[w + W_MOMENT]
-        ny += ws[w + W_MOMENT + 1]
-        nz += ws[w + W_MOMENT + 2]
+        fx += ws[w_force]
+        fy += ws[w_force + 1]
+        fz += ws[w_force + 2]
+        nx += ws[w_moment]
+        ny += ws[w_moment + 1]
+        nz += ws[w_moment + 2]
         # the joint's effort: the wrench projected on its axis
-        ex = tree[b + B_AXIS]
-        ey = tree[b + B_AXIS + 1]
-        ez = tree[b + B_AXIS + 2]
-        if tree[b + JTYPE] == REVOLUTE:
+        ex = tree[b_axis]
+        ey = tree[b_axis + 1]
+        ez = tree[b_axis + 2]
+        if tree[b_jtype] == REVOLUTE:
             tau[i] = ex * nx + ey * ny + ez * nz
         else:
             tau[i] = ex * fx + ey * fy + ez * fz
         # the wrench transmitted to the parent, in its frame, moment about its origin
-        lam = int(tree[b + PARENT])
+        lam = int(tree[b_parent])
         if lam >= 0:
             u = lam * WS_STRIDE
-            r00 = ws[w + W_ROT]
-            r01 = ws[w + W_ROT + 1]
-            r02 = ws[w + W_ROT + 2]
-            r10 = ws[w + W_ROT + 3]
-            r11 = ws[w + W_ROT + 4]
-            r12 = ws[w + W_ROT + 5]
-            r20 = ws[w + W_ROT + 6]
-            r21 = ws[w + W_ROT + 7]
-            r22 = ws[w + W_ROT + 8]
+            u_force = u + W_FORCE
+            u_moment = u + W_MOMENT
+            r00 = ws[w_rot]
+            r01 = ws[w_rot + 1]
+            r02 = ws[w_rot + 2]
+            r10 = ws[w_rot + 3]
+            r11 = ws[w_rot + 4]
+            r12 = ws[w_rot + 5]
+            r20 = ws[w_rot + 6]
+            r21 = ws[w_rot + 7]
+            r22 = ws[w_rot + 8]
             gx = r00 * fx + r01 * fy + r02 * fz
             gy = r10 * fx + r11 * fy + r12 * fz
             gz = r20 * fx + r21 * fy + r22 * fz
-            px = ws[w + W_POS]
-            py = ws[w + W_POS + 1]
-            pz = ws[w + W_POS + 2]
-            ws[u + W_FORCE] += gx
-            ws[u + W_FORCE + 1] += gy
-            ws[u + W_FORCE + 2] += gz
-            ws[u + W_MOMENT] += r00 * nx + r01 * ny + r02 * nz + py * gz - pz * gy
-            ws[u + W_MOMENT + 1] += r10 * nx + r11 * ny + r12 * nz + pz * gx - px * gz
-            ws[u + W_MOMENT + 2] += r20 * nx + r21 * ny + r22 * nz + px * gy - py * gx
+            px = ws[w_pos]
+            py = ws[w_pos + 1]
+            pz = ws[w_pos + 2]
+            ws[u_force] += gx
+            ws[u_force + 1] += gy
+            ws[u_force + 2] += gz
+            ws[u_moment] += r00 * nx + r01 * ny + r02 * nz + py * gz - pz * gy
+            ws[u_moment + 1] += r10 * nx + r11 * ny + r12 * nz + pz * gx - px * gz
+            ws[u_moment + 2] += r20 * nx + r21 * ny + r22 * nz + px * gy - py * gx
 
 
 @njit_inline
@@ -556,24 +600,27 @@ def composite_inertia_pass(tree, ws, comp):
             continue
         w = i * WS_STRIDE + W_ROT  # rows of R, the body in its parent
         c = i * COMP_STRIDE
-        m = comp[c + C_MASS]
+        c_inertia = c + C_INERTIA
+        c_mass = c + C_MASS
+        c_moment = c + C_MOMENT
+        m = comp[c_mass]
         px = ws[i * WS_STRIDE + W_POS]
         py = ws[i * WS_STRIDE + W_POS + 1]
         pz = ws[i * WS_STRIDE + W_POS + 2]
         # first moment rotated into the parent frame (about this body's origin)
-        h0 = comp[c + C_MOMENT]
-        h1 = comp[c + C_MOMENT + 1]
-        h2 = comp[c + C_MOMENT + 2]
+        h0 = comp[c_moment]
+        h1 = comp[c_moment + 1]
+        h2 = comp[c_moment + 2]
         hx = ws[w] * h0 + ws[w + 1] * h1 + ws[w + 2] * h2
         hy = ws[w + 3] * h0 + ws[w + 4] * h1 + ws[w + 5] * h2
         hz = ws[w + 6] * h0 + ws[w + 7] * h1 + ws[w + 8] * h2
         # inertia rotated into the parent frame: R I R^T
-        i00 = comp[c + C_INERTIA]
-        i01 = comp[c + C_INERTIA + 1]
-        i02 = comp[c + C_INERTIA + 2]
-        i11 = comp[c + C_INERTIA + 3]
-        i12 = comp[c + C_INERTIA + 4]
-        i22 = comp[c + C_INERTIA + 5]
+        i00 = comp[c_inertia]
+        i01 = comp[c_inertia + 1]
+        i02 = comp[c_inertia + 2]
+        i11 = comp[c_inertia + 3]
+        i12 = comp[c_inertia + 4]
+        i22 = comp[c_inertia + 5]
         t00 = ws[w] * i00 + ws[w + 1] * i01 + ws[w + 2] * i02
         t01 = ws[w] * i01 + ws[w + 1] * i11 + ws[w + 2] * i12
         t02 = ws[w] * i02 + ws[w + 1] * i12 + ws[w + 2] * i22
@@ -594,16 +641,19 @@ def composite_inertia_pass(tree, ws, comp):
         pp = px * px + py * py + pz * pz
         e = 2.0 * ph + m * pp
         d = lam * COMP_STRIDE
-        comp[d + C_MASS] += m
-        comp[d + C_MOMENT] += hx + m * px
-        comp[d + C_MOMENT + 1] += hy + m * py
-        comp[d + C_MOMENT + 2] += hz + m * pz
-        comp[d + C_INERTIA] += r00 + e - 2.0 * px * hx - m * px * px
-        comp[d + C_INERTIA + 1] += r01 - px * hy - hx * py - m * px * py
-        comp[d + C_INERTIA + 2] += r02 - px * hz - hx * pz - m * px * pz
-        comp[d + C_INERTIA + 3] += r11 + e - 2.0 * py * hy - m * py * py
-        comp[d + C_INERTIA + 4] += r12 - py * hz - hy * pz - m * py * pz
-        comp[d + C_INERTIA + 5] += r22 + e - 2.0 * pz * hz - m * pz * pz
+        d_inertia = d + C_INERTIA
+        d_mass = d + C_MASS
+        d_moment = d + C_MOMENT
+        comp[d_mass] += m
+        comp[d_moment] += hx + m * px
+        comp[d_moment + 1] += hy + m * py
+        comp[d_moment + 2] += hz + m * pz
+        comp[d_inertia] += r00 + e - 2.0 * px * hx - m * px * px
+        comp[d_inertia + 1] += r01 - px * hy - hx * py - m * px * py
+        comp[d_inertia + 2] += r02 - px * hz - hx * pz - m * px * pz
+        comp[d_inertia + 3] += r11 + e - 2.0 * py * hy - m * py * py
+        comp[d_inertia + 4] += r12 - py * hz - hy * pz - m * py * pz
+        comp[d_inertia + 5] += r22 + e - 2.0 * pz * hz - m * pz * pz
 
 
 @njit
@@ -617,24 +667,30 @@ def mass_matrix_columns(tree, ws, comp, mass):
         mass[i] = 0.0
     for j in range(n):
         b = j * TREE_STRIDE
+        b_armature = b + B_ARMATURE
+        b_axis = b + B_AXIS
+        b_jtype = b + JTYPE
+        b_parent = b + PARENT
         c = j * COMP_STRIDE
-        ex = tree[b + B_AXIS]
-        ey = tree[b + B_AXIS + 1]
-        ez = tree[b + B_AXIS + 2]
-        m = comp[c + C_MASS]
-        h0 = comp[c + C_MOMENT]
-        h1 = comp[c + C_MOMENT + 1]
-        h2 = comp[c + C_MOMENT + 2]
-        if tree[b + JTYPE] == REVOLUTE:
+        c_mass = c + C_MASS
+        c_moment = c + C_MOMENT
+        ex = tree[b_axis]
+        ey = tree[b_axis + 1]
+        ez = tree[b_axis + 2]
+        m = comp[c_mass]
+        h0 = comp[c_moment]
+        h1 = comp[c_moment + 1]
+        h2 = comp[c_moment + 2]
+        if tree[b_jtype] == REVOLUTE:
             # momentum of the composite body for unit rotation about the axis
             fx = ey * h2 - ez * h1
             fy = ez * h0 - ex * h2
             fz = ex * h1 - ey * h0
-            k = c + C_INERTIA
-            nx = comp[k] * ex + comp[k + 1] * ey + comp[k + 2] * ez
-            ny = comp[k + 1] * ex + comp[k + 3] * ey + comp[k + 4] * ez
-            nz = comp[k + 2] * ex + comp[k + 4] * ey + comp[k + 5] * ez
-            mass[j * n + j] = ex * nx + ey * ny + ez * nz + tree[b + B_ARMATURE]
+            c_inertia = c + C_INERTIA
+            nx = comp[c_inertia] * ex + comp[c_inertia + 1] * ey + comp[c_inertia + 2] * ez
+            ny = comp[c_inertia + 1] * ex + comp[c_inertia + 3] * ey + comp[c_inertia + 4] * ez
+            nz = comp[c_inertia + 2] * ex + comp[c_inertia + 4] * ey + comp[c_inertia + 5] * ez
+            mass[j * n + j] = ex * nx + ey * ny + ez * nz + tree[b_armature]
         else:
             # and for unit translation along it
             fx = m * ex
@@ -643,19 +699,20 @@ def mass_matrix_columns(tree, ws, comp, mass):
             nx = h1 * ez - h2 * ey
             ny = h2 * ex - h0 * ez
             nz = h0 * ey - h1 * ex
-            mass[j * n + j] = ex * fx + ey * fy + ez * fz + tree[b + B_ARMATURE]
+            mass[j * n + j] = ex * fx + ey * fy + ez * fz + tree[b_armature]
         i = j
-        lam = int(tree[b + PARENT])
+        lam = int(tree[b_parent])
         while lam >= 0:
             # the wrench into the parent frame, moment about the parent origin
             w = i * WS_STRIDE
+            w_pos = w + W_POS
             r = w + W_ROT
             gx = ws[r] * fx + ws[r + 1] * fy + ws[r + 2] * fz
             gy = ws[r + 3] * fx + ws[r + 4] * fy + ws[r + 5] * fz
             gz = ws[r + 6] * fx + ws[r + 7] * fy + ws[r + 8] * fz
-            px = ws[w + W_POS]
-            py = ws[w + W_POS + 1]
-            pz = ws[w + W_POS + 2]
+            px = ws[w_pos]
+            py = ws[w_pos + 1]
+            pz = ws[w_pos + 2]
             mx = ws[r] * nx + ws[r + 1] * ny + ws[r + 2] * nz + py * gz - pz * gy
             my = ws[r + 3] * nx + ws[r + 4] * ny + ws[r + 5] * nz + pz * gx - px * gz
             mz = ws[r + 6] * nx + ws[r + 7] * ny + ws[r + 8] * nz + px * gy - py * gx
@@ -667,11 +724,14 @@ def mass_matrix_columns(tree, ws, comp, mass):
             nz = mz
             i = lam
             a = i * TREE_STRIDE
-            lam = int(tree[a + PARENT])
-            if tree[a + JTYPE] == REVOLUTE:
-                v = tree[a + B_AXIS] * nx + tree[a + B_AXIS + 1] * ny + tree[a + B_AXIS + 2] * nz
+            a_axis = a + B_AXIS
+            a_jtype = a + JTYPE
+            a_parent = a + PARENT
+            lam = int(tree[a_parent])
+            if tree[a_jtype] == REVOLUTE:
+                v = tree[a_axis] * nx + tree[a_axis + 1] * ny + tree[a_axis + 2] * nz
             else:
-                v = tree[a + B_AXIS] * fx + tree[a + B_AXIS + 1] * fy + tree[a + B_AXIS + 2] * fz
+                v = tree[a_axis] * fx + tree[a_axis + 1] * fy + tree[a_axis + 2] * fz
             mass[i * n + j] = v
             mass[j * n + i] = v
 
