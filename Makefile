@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint bench soak-sequences clean
+.PHONY: demo test test-unit lint bench soak-sequences clean
 
 $(STAMP): requirements.txt requirements-dev.txt setup.py
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -16,11 +16,17 @@ $(STAMP): requirements.txt requirements-dev.txt setup.py
 demo: $(STAMP)
 	$(PY) -m rnea_ros.demo $(DEMO_ARGS)
 
+# every test: unit, ros (real rclpy processes) and system (closed-loop demo, colcon build)
 test: $(STAMP) lint
 	$(PY) -m pytest -q test
 
+# the unit tests only: no ROS processes (pytest -m unit)
+test-unit: $(STAMP)
+	$(PY) -m pytest -q -m unit test
+
 lint: $(STAMP)
 	$(PY) -m ruff check .
+	$(PY) -m mypy
 
 bench: $(STAMP)
 	$(PY) bench/bench_kernels.py

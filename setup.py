@@ -10,6 +10,7 @@ setup(
     name=PACKAGE,
     version="0.1.0",
     packages=find_packages(exclude=["test", "test.*", "bench"]),
+    package_data={PACKAGE: ["py.typed"]},  # PEP 561: the package ships its type hints
     data_files=[
         ("share/ament_index/resource_index/packages", [f"resource/{PACKAGE}"]),
         (f"share/{PACKAGE}", ["package.xml"]),

@@ -6,8 +6,9 @@ For the double pendulum (2 DOF), UR5 (6), Panda (9) and Talos reduced (32, fixed
 - a batch of N = 10,000 states in one call vs a Python loop over the Pinocchio function;
 - time per DOF and a least-squares fit t = a + b n over the robots (fixed overhead, cost per DOF);
 - the pure-Python fallback (RNEA_ROS_NO_NUMBA=1, in a subprocess) for Panda;
-- time from process start to the first rnea result (imports, URDF parse, model build, warm-up,
-  first call) in fresh subprocesses, with an empty numba cache (compiles) and a warm one.
+- time from process start to the first rnea result (imports, URDF parse, model build,
+  compile_kernels, first call) in fresh subprocesses, with an empty numba cache (compiles) and a
+  warm one.
 Both sides' results are compared on the states used (max abs difference, N m or kg m²).
 Medians of many repeats; the ratio is ours / Pinocchio's (lower is better).
 
@@ -36,10 +37,11 @@ FIRST_RESULT = """
 import time
 t0 = time.monotonic()
 import numpy as np
-from rnea_ros import RobotModel, rnea
+from rnea_ros import RobotModel, compile_kernels, rnea
 from rnea_ros.robots import example_urdf_path
 t1 = time.monotonic()
 model = RobotModel.from_urdf(example_urdf_path("panda").read_text())
+compile_kernels()  # as a control process does at start-up (else the first call compiles)
 t2 = time.monotonic()
 z = np.zeros(model.nv)
 tau = rnea(model, z, z, z)
@@ -274,7 +276,7 @@ def fallback(repeats: int) -> dict:
 
 def first_result(cache_dir: str | None) -> tuple[float, float, float, float]:
     """Seconds from spawning a fresh interpreter to the first rnea result, and the child's split
-    (imports, model build with warm-up, first call); cache_dir None = the default numba cache."""
+    (imports, model build and compile_kernels, first call); cache_dir None = the default numba cache."""
     env = dict(os.environ)
     env.pop("RNEA_ROS_NO_NUMBA", None)
     if cache_dir is not None:
@@ -369,8 +371,8 @@ def main() -> None:
     for fn, (us, diff) in fallback(args.repeats).items():
         print(f"| {fn} | {us:.1f} | {diff:.1e} |")
 
-    print("\n## First result after process start (Panda: imports + URDF + build/warm-up + first rnea)\n")
-    print("| numba cache | total s | imports s | model build + warm-up s | first call ms |")
+    print("\n## First result after process start (Panda: imports, URDF, build, compile, first rnea)\n")
+    print("| numba cache | total s | imports s | model build + compile_kernels s | first call ms |")
     print("| --- | --: | --: | --: | --: |")
     with tempfile.TemporaryDirectory() as cache:
         cold = first_result(cache)  # empty cache: everything compiles

@@ -14,18 +14,13 @@ its tanh step.
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import numpy as np
+from compare_toppra import PANDA_HOME, UR5_HOME, model, multisine, point_to_point  # bench/
 
-sys.path.insert(0, str(Path(__file__).parent))
-from compare_toppra import PANDA_HOME, UR5_HOME, model, multisine, point_to_point  # noqa: E402
-
-from rnea_ros import Friction  # noqa: E402
-from rnea_ros.demo import PANDA_ARM  # noqa: E402
-from rnea_ros.time_scaling import minimal_time_scale, scale_trajectory  # noqa: E402
-from rnea_ros.trajectory_efforts import interpolation_error  # noqa: E402
+from rnea_ros import Friction
+from rnea_ros.demo import PANDA_ARM
+from rnea_ros.time_scaling import minimal_time_scale, scale_trajectory
+from rnea_ros.trajectory_efforts import interpolation_error
 
 PERIODS = (0.001, 0.002, 0.005, 0.01, 0.02, 0.05)
 

@@ -19,14 +19,12 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import numpy as np
+import psutil
 
-import numpy as np  # noqa: E402
-import psutil  # noqa: E402
-
-from rnea_ros import Friction, RobotModel, friction_torques, rnea  # noqa: E402
-from rnea_ros.robots import example_urdf_path  # noqa: E402
-from test.rosgraph import Driver, start_node, stop  # noqa: E402
+from rnea_ros import Friction, RobotModel, friction_torques, rnea
+from rnea_ros.robots import example_urdf_path
+from rnea_ros.testing.rosgraph import Driver, start_node, stop
 
 URDF = example_urdf_path("panda").read_text()
 MODEL = RobotModel.from_urdf(URDF, tip_link="panda_hand")

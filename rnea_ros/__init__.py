@@ -1,8 +1,11 @@
 """rnea_ros: real-time inverse dynamics (Recursive Newton-Euler) for ROS 2 robot arms.
 
-The core (this package minus `rnea_ros.node` and `rnea_ros.sim`) has no ROS imports.
+The core (this package minus `rnea_ros.node` and `rnea_ros.sim`) has no ROS imports. Importing
+it or building a model compiles nothing: `compile_kernels()` compiles every kernel up front (a
+control process calls it at start-up), else each kernel compiles on its first use.
 """
 
+from .compiled import Compilation, compile_kernels
 from .constrained import (
     ConstrainedEfforts,
     constrained_forward_dynamics,
@@ -11,9 +14,9 @@ from .constrained import (
     constraint_projection,
     link_constraint,
 )
+from .data import Data
 from .dynamics import (
     GRAVITY,
-    Data,
     forward_dynamics,
     gravity_torques,
     jacobian,
@@ -22,7 +25,7 @@ from .dynamics import (
     nonlinear_effects,
     rnea,
 )
-from .errors import URDFError
+from .errors import RneaError, UnknownJointError, UnknownLinkError, URDFError
 from .friction import Friction, friction_torques
 from .model import RobotModel
 from .task_space import (
@@ -41,16 +44,21 @@ from .task_space import (
 
 __all__ = [
     "GRAVITY",
+    "Compilation",
     "ConstrainedEfforts",
     "Data",
     "Ellipsoid",
     "Friction",
     "IllConditionedError",
+    "RneaError",
     "RobotModel",
     "TaskSpaceInertia",
     "URDFError",
+    "UnknownJointError",
+    "UnknownLinkError",
     "acceleration_ellipsoid",
     "apparent_mass",
+    "compile_kernels",
     "constrained_forward_dynamics",
     "constrained_inverse_dynamics",
     "constraint_multipliers",

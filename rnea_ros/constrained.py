@@ -23,6 +23,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .dynamics import GRAVITY, mass_matrix, nonlinear_effects
+from .errors import RneaError
 from .model import RobotModel
 from .task_space import DEFAULT_RCOND, IllConditionedError, _check_link, _jacobian_rows, _jdot_qd, _states
 
@@ -54,13 +55,13 @@ def _constraint_matrix(a: npt.ArrayLike, n: int) -> np.ndarray:
     try:
         am = np.asarray(a, dtype=float)
     except (TypeError, ValueError):
-        raise ValueError("a must be an array of numbers") from None
+        raise RneaError("a must be an array of numbers") from None
     if am.ndim == 1:
         am = am[None]
     if am.ndim != 2 or am.shape[1] != n or not 1 <= am.shape[0] <= n:
-        raise ValueError(f"a must have shape (k, {n}) with 1 <= k <= {n}, got {np.shape(a)}")
+        raise RneaError(f"a must have shape (k, {n}) with 1 <= k <= {n}, got {np.shape(a)}")
     if not np.all(np.isfinite(am)):
-        raise ValueError("a contains NaN or Inf")
+        raise RneaError("a contains NaN or Inf")
     return am
 
 
@@ -83,7 +84,7 @@ def constraint_projection(m: npt.ArrayLike, a: npt.ArrayLike) -> np.ndarray:
     """P = I − Aᵀ (A M⁻¹ Aᵀ)⁻¹ A M⁻¹ for a mass matrix M (n×n) and constraint matrix A (k×n)."""
     mm = np.asarray(m, dtype=float)
     if mm.ndim != 2 or mm.shape[0] != mm.shape[1] or not np.all(np.isfinite(mm)):
-        raise ValueError(f"m must be a finite square matrix, got shape {mm.shape}")
+        raise RneaError(f"m must be a finite square matrix, got shape {mm.shape}")
     n = mm.shape[0]
     am = _constraint_matrix(a, n)
     minv_at, s = _schur(mm, am)
@@ -95,7 +96,7 @@ def _one_state(model: RobotModel, **named) -> list[np.ndarray]:
     for name, value in named.items():
         x = _states(value, name, model.nv)
         if x.ndim != 1:
-            raise ValueError(f"{name} must have shape ({model.nv},): one state")
+            raise RneaError(f"{name} must have shape ({model.nv},): one state")
         out.append(x)
     return out
 
@@ -105,7 +106,7 @@ def _adot_qd(adot_qd: npt.ArrayLike | None, k: int) -> np.ndarray:
         return np.zeros(k)
     b = np.asarray(adot_qd, dtype=float).reshape(-1)
     if b.shape != (k,) or not np.all(np.isfinite(b)):
-        raise ValueError(f"adot_qd must be {k} finite numbers")
+        raise RneaError(f"adot_qd must be {k} finite numbers")
     return b
 
 
@@ -124,7 +125,7 @@ def link_constraint(
     if s.ndim == 1:
         s = s[None]
     if s.ndim != 2 or s.shape[1] not in (3, 6) or not 1 <= s.shape[0] <= 6 or not np.all(np.isfinite(s)):
-        raise ValueError(f"directions must be finite with shape (k, 3) or (k, 6), got {np.shape(directions)}")
+        raise RneaError(f"directions must be finite with shape (k, 3) or (k, 6), got {np.shape(directions)}")
     if s.shape[1] == 3:
         s = np.hstack([s, np.zeros_like(s)])
     jac = _jacobian_rows(model, q1[None], link, range(6))
@@ -140,9 +141,9 @@ def constraint_multipliers(directions: npt.ArrayLike, wrench: npt.ArrayLike) -> 
         s = s[None]
     f = np.asarray(wrench, dtype=float).reshape(-1)
     if s.ndim != 2 or s.shape[1] not in (3, 6) or f.shape != (s.shape[1],):
-        raise ValueError(f"wrench must have {s.shape[-1]} numbers to match directions of shape {s.shape}")
+        raise RneaError(f"wrench must have {s.shape[-1]} numbers to match directions of shape {s.shape}")
     if not (np.all(np.isfinite(s)) and np.all(np.isfinite(f))):
-        raise ValueError("directions and wrench must be finite")
+        raise RneaError("directions and wrench must be finite")
     return np.linalg.lstsq(s.T, f, rcond=None)[0]
 
 
@@ -202,6 +203,6 @@ def constrained_inverse_dynamics(
     else:
         lam1 = np.asarray(lam, dtype=float).reshape(-1)
         if lam1.shape != (k,) or not np.all(np.isfinite(lam1)):
-            raise ValueError(f"lam must be {k} finite numbers")
+            raise RneaError(f"lam must be {k} finite numbers")
         tau = full + am.T @ lam1
     return ConstrainedEfforts(tau, lam1, am.T @ lam1)

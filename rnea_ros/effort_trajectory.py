@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -71,8 +72,17 @@ def effort_trajectory(
     a statically infeasible trajectory gives `accepted == False`, no points and the reason."""
     jmap = JointMap(model, joint_names)
     q, qd, qdd = jmap.expand_trajectory(positions, velocities, accelerations, held)
-    law = {"gravity": gravity, "friction": friction, "compensate": compensate, "wrenches": wrenches}
-    limits = {"effort_limit": effort_limit, "velocity_limit": velocity_limit, "joints": jmap.names}
+    law: dict[str, Any] = {
+        "gravity": gravity,
+        "friction": friction,
+        "compensate": compensate,
+        "wrenches": wrenches,
+    }
+    limits: dict[str, Any] = {
+        "effort_limit": effort_limit,
+        "velocity_limit": velocity_limit,
+        "joints": jmap.names,
+    }
     check = minimal_time_scale if slow_down else check_limits
     scale = check(model, times, q, qd, qdd, period=period, **law, **limits)
     m = len(jmap.names)

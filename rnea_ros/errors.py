@@ -1,5 +1,7 @@
 """Exceptions raised by rnea_ros. Every one is a ValueError, so `except ValueError` catches them all."""
 
+from __future__ import annotations
+
 
 class RneaError(ValueError):
     """Base of every error this package raises on bad input; the message names the culprit."""
@@ -7,6 +9,18 @@ class RneaError(ValueError):
 
 class URDFError(RneaError):
     """A robot description that cannot become a dynamic model; the message names the link or joint."""
+
+
+class UnknownLinkError(RneaError, KeyError):
+    """A link name that is not part of the model (a KeyError too, as a failed lookup by name)."""
+
+    __str__ = BaseException.__str__  # the message as given, not quoted like KeyError's
+
+
+class UnknownJointError(RneaError, KeyError):
+    """A joint name that is not a movable joint of the model (a KeyError too)."""
+
+    __str__ = BaseException.__str__
 
 
 class ParameterError(RneaError):

@@ -23,6 +23,7 @@ import numpy as np
 from . import kernels as k
 from ._jit import njit
 from .dynamics import GRAVITY, Data, raise_not_finite, wrench_arrays
+from .errors import RneaError
 from .friction import Friction
 from .friction_compensation import CompensationRules, coefficient_table, friction_kernel, update_period
 from .friction_compensation import warm as _warm_kernels
@@ -37,7 +38,7 @@ COMPENSABLE = TERMS[:5]
 class EffortLaw:
     """What the node compensates, with which gains; immutable, swapped whole on a change."""
 
-    gravity: tuple[float, float, float] = GRAVITY  # root frame, m/s²
+    gravity: tuple[float, ...] = GRAVITY  # root frame, m/s², 3 values
     compensate: frozenset[str] = frozenset(COMPENSABLE)
     kp: np.ndarray | float = 0.0  # N m/rad (or N/m), per joint or one value for all
     kd: np.ndarray | float = 0.0  # N m s/rad (or N s/m)
@@ -66,7 +67,7 @@ class Efforts:
     def __init__(self, model: RobotModel, friction: Friction, law: EffortLaw) -> None:
         n = model.nv
         if friction.viscous.shape != (n,):
-            raise ValueError(f"friction must have {n} joints, got {friction.viscous.size}")
+            raise RneaError(f"friction must have {n} joints, got {friction.viscous.size}")
         self.model = model
         self._tree = model.kernel_tree()
         self._ws = np.asarray(Data(model).ws, dtype=float)
@@ -100,7 +101,7 @@ class Efforts:
         self._g3 = self._gravity[:3].copy()
         self._need = np.zeros(n)
         self._mid = np.zeros((3, n))  # q, q̇ and q̈ over the last period
-        _warm()
+        warm_friction_path()
 
     @property
     def period(self) -> float:
@@ -179,7 +180,7 @@ def compute_efforts(
     except IndexError:  # pure-Python fallback only: wrongly sized input
         status = k.BAD_SIZE
     if status == k.BAD_SIZE:
-        raise ValueError(f"q, qd and the desired state must have {efforts.model.nv} values each")
+        raise RneaError(f"q, qd and the desired state must have {efforts.model.nv} values each")
     if status != k.OK:
         named = {"q": q, "qd": qd, "desired q": q_des, "desired qd": qd_des, "desired qdd": qdd_des}
         raise_not_finite(named)
@@ -223,7 +224,7 @@ def _friction_after(
 _warmed = False
 
 
-def _warm() -> None:
+def warm_friction_path() -> None:
     """Compile (or load from numba's cache) the friction path's kernels once per process, before
     the first cycle needs them."""
     global _warmed

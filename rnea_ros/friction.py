@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .errors import RneaError
 from .model import RobotModel
 
 
@@ -23,9 +24,9 @@ def _per_joint(value, n: int, name: str, positive: bool = False) -> np.ndarray:
         else np.asarray(value, dtype=float)
     )
     if a.shape != (n,):
-        raise ValueError(f"friction.{name} must have {n} values, got {a.size}")
+        raise RneaError(f"friction.{name} must have {n} values, got {a.size}")
     if not np.all(np.isfinite(a)) or np.any(a < 0) or (positive and np.any(a <= 0)):
-        raise ValueError(f"friction.{name} must be finite and {'> 0' if positive else '>= 0'}")
+        raise RneaError(f"friction.{name} must be finite and {'> 0' if positive else '>= 0'}")
     a.flags.writeable = False
     return a
 
@@ -50,7 +51,7 @@ class Friction:
         object.__setattr__(self, "stribeck_velocity", _per_joint(vs, n, "stribeck_velocity", True))
         v_eps = float(self.smoothing_velocity)
         if not np.isfinite(v_eps) or v_eps <= 0:
-            raise ValueError("friction.smoothing_velocity must be finite and > 0")
+            raise RneaError("friction.smoothing_velocity must be finite and > 0")
         object.__setattr__(self, "smoothing_velocity", v_eps)
 
     @classmethod
@@ -63,9 +64,9 @@ def friction_torques(friction: Friction, qd) -> np.ndarray:
     """Effort that compensates friction at joint velocity qd, shape (n,) or (N, n)."""
     qd = np.asarray(qd, dtype=float)
     if qd.shape[-1:] != friction.viscous.shape:
-        raise ValueError(f"qd must have {friction.viscous.size} values per state, got {qd.shape}")
+        raise RneaError(f"qd must have {friction.viscous.size} values per state, got {qd.shape}")
     if not np.all(np.isfinite(qd)):
-        raise ValueError("qd contains NaN or Inf")
+        raise RneaError("qd contains NaN or Inf")
     level = friction.coulomb + (friction.static - friction.coulomb) * np.exp(
         -np.square(qd / friction.stribeck_velocity)
     )

@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import numpy.typing as npt
 
+from .errors import RneaError
 from .model import RobotModel
 
 
@@ -25,15 +26,15 @@ class JointMap:
         naming an unknown or repeated joint."""
         names = tuple(str(j) for j in names)
         if not names:
-            raise ValueError("joint names: a trajectory needs at least one joint")
+            raise RneaError("joint names: a trajectory needs at least one joint")
         seen: set[str] = set()
         for j in names:
             if j in seen:
-                raise ValueError(f"joint names: '{j}' appears twice")
+                raise RneaError(f"joint names: '{j}' appears twice")
             seen.add(j)
         unknown = [j for j in names if j not in model.joint_names]
         if unknown:
-            raise ValueError(f"joint names: {unknown} are not movable joints of the model")
+            raise RneaError(f"joint names: {unknown} are not movable joints of the model")
         self.model = model
         self.names = names
         self.index = np.array([model.joint_index(j) for j in names], dtype=np.int64)
@@ -52,21 +53,21 @@ class JointMap:
         n = self.nv
         if held is None:
             if self.others:
-                raise ValueError(f"held positions needed for joints {list(self.others)}")
+                raise RneaError(f"held positions needed for joints {list(self.others)}")
             return np.zeros(n)
         if isinstance(held, Mapping):
             missing = [j for j in self.others if j not in held]
             if missing:
-                raise ValueError(f"held positions: no value for joints {missing}")
+                raise RneaError(f"held positions: no value for joints {missing}")
             values = np.zeros(n)
             for j in self.others:
                 values[self.model.joint_index(j)] = float(held[j])
         else:
             values = np.array(held, dtype=float).reshape(-1)
             if values.shape != (n,):
-                raise ValueError(f"held positions must have {n} values in model order, got {values.size}")
+                raise RneaError(f"held positions must have {n} values in model order, got {values.size}")
         if not np.all(np.isfinite(values)):
-            raise ValueError("held positions contain NaN or Inf")
+            raise RneaError("held positions contain NaN or Inf")
         return values
 
     def expand(self, values: npt.ArrayLike, fill: npt.ArrayLike) -> np.ndarray:
@@ -75,7 +76,7 @@ class JointMap:
         values = np.asarray(values, dtype=float)
         m = self.index.size
         if values.shape[-1:] != (m,):
-            raise ValueError(f"values must have {m} columns (one per trajectory joint), got {values.shape}")
+            raise RneaError(f"values must have {m} columns (one per trajectory joint), got {values.shape}")
         out = np.empty((*values.shape[:-1], self.nv))
         out[...] = fill
         out[..., self.index] = values
@@ -97,7 +98,7 @@ class JointMap:
         """The trajectory's columns (..., m) of model-order values (..., n)."""
         values = np.asarray(values, dtype=float)
         if values.shape[-1:] != (self.nv,):
-            raise ValueError(f"values must have {self.nv} columns (model order), got {values.shape}")
+            raise RneaError(f"values must have {self.nv} columns (model order), got {values.shape}")
         return values[..., self.index]
 
     def restrict_limits(self, limits: npt.ArrayLike) -> np.ndarray:

@@ -1,45 +1,92 @@
 """Scalar-loop dynamics kernels over a model's flat arrays (compiled by numba when available).
 
 The same source runs as plain Python on lists (see `_jit`), so every kernel reads and writes
-flat 1-D sequences with explicit strides and spells out its 3-vector arithmetic.
+flat 1-D sequences with explicit strides and spells out its 3-vector arithmetic. Which kernels
+Python calls, with which argument types, and when they compile: `compiled`.
 
-Layout of `RobotModel.body` (one record of BODY_STRIDE floats per movable joint / body, in model
-order):
-  [0:9]   R_tree: rotation of the joint frame in the parent body frame at q = 0, row-major
-  [9:12]  p_tree: joint frame origin in the parent body frame, m
-  [12:15] axis: unit joint axis in the body frame
-  [15]    mass, kg
-  [16:19] h = mass * centre of mass, in the body frame, kg m
-  [19:25] inertia about the body origin, body axes (xx, xy, xz, yy, yz, zz), kg m^2
-  [25]    armature (reflected rotor inertia), kg m^2 or kg
-The kernels take the whole model as one `tree` (fewer arguments: each costs ~0.08 µs to pass):
-TREE_STRIDE values per body, the body record followed by [PARENT] the parent body (-1 for the
-fixed root; parent < body) and [JTYPE] REVOLUTE or PRISMATIC. Body i's frame is the child link
-frame of joint i.
+The flat memory layout is defined here, and only here, as module-level integers (numba folds
+them into the compiled code, so naming an offset costs nothing). Here rather than in a module of
+its own because numba's disk cache is invalidated by changes to this file only: a layout
+constant changed in another module would leave stale compiled kernels behind.
 
-Workspace `ws`: WS_STRIDE floats per body:
-  [0:9] R (body in parent), [9:12] p (body origin in parent), [12:15] omega, [15:18] alpha,
-  [18:21] a (linear acceleration of the body origin; includes -gravity), [21:24] f, [24:27] n
-  (force and moment about the body origin that the parent transmits to the body, body frame),
-  [27:36] rotation of the body in the root frame.
-
-Wrenches: `wrench_body[k]` is the body of the k-th wrench; `wrench_data[12k:12k+12]` holds the
-link origin in that body's frame (3), then the wrench the link exerts on its environment
-(force 3, moment about the link origin 3) in root-frame axes, then 3 unused.
+Body record (`RobotModel.body`): BODY_STRIDE floats per movable joint / body, in model order;
+body i's frame is the child link frame of joint i.
+  B_ROT      [0:9]   rotation of the joint frame in the parent body frame at q = 0, row-major
+  B_POS      [9:12]  joint frame origin in the parent body frame, m
+  B_AXIS     [12:15] unit joint axis in the body frame
+  B_MASS     [15]    mass, kg
+  B_MOMENT   [16:19] first moment h = mass * centre of mass, body frame, kg m
+  B_INERTIA  [19:25] inertia about the body origin, body axes (xx, xy, xz, yy, yz, zz), kg m^2
+  B_ARMATURE [25]    armature (reflected rotor inertia), kg m^2 or kg
+Tree record (`RobotModel.kernel_tree()`, the whole model as one argument: each argument costs a
+little to pass): TREE_STRIDE floats per body, the body record followed by
+  PARENT     [26]    parent body, -1 for the fixed root (parent < body)
+  JTYPE      [27]    REVOLUTE or PRISMATIC
+Workspace record (`Data.ws`): WS_STRIDE floats per body, all in the body frame unless said:
+  W_ROT      [0:9]   rotation of the body in its parent, row-major
+  W_POS      [9:12]  body origin in the parent frame, m
+  W_OMEGA    [12:15] angular velocity, rad/s
+  W_ALPHA    [15:18] angular acceleration, rad/s^2
+  W_ACC      [18:21] linear acceleration of the body origin, including -gravity, m/s^2
+  W_FORCE    [21:24] force the parent transmits to the body, N
+  W_MOMENT   [24:27] moment the parent transmits to the body, about the body origin, N m
+  W_ROT_ROOT [27:36] rotation of the body in the root frame (root_rotations only)
+Composite-inertia record (`Data.comp`, mass matrix): COMP_STRIDE floats per body, the body
+record's [B_MASS:B_ARMATURE] (mass, first moment, inertia about the origin) of the body and
+everything below it, in the body frame.
+Wrench record: `wrench_body[k]` is the body of the k-th wrench, `wrench_data[WRENCH_STRIDE k:]`
+holds WR_ORIGIN the link origin in that body's frame (3), then the wrench the link exerts on its
+environment, root-frame axes: WR_FORCE (3) and WR_MOMENT about the link origin (3), then 3 unused.
+Packed record (a model's default workspace, `RobotModel._packed`): one array holding everything
+but the state, so that the most common calls pass three to five arrays instead of five to seven
+(each costs ~0.04 µs to pass): PK_N the number of bodies n, then from PK_TREE the tree record
+(n TREE_STRIDE), the default gravity (3, root frame), the workspace (n WS_STRIDE) and the
+composite-inertia scratch (n COMP_STRIDE); `packed_slices` / `unpack` cut it.
 """
 
 from __future__ import annotations
 
 import math
 
-from ._jit import njit
+from ._jit import njit, njit_inline
 
+# Body record
+B_ROT = 0
+B_POS = 9
+B_AXIS = 12
+B_MASS = 15
+B_MOMENT = 16
+B_INERTIA = 19
+B_ARMATURE = 25
 BODY_STRIDE = 26
+# Tree record: the body record, then
 PARENT = 26
 JTYPE = 27
 TREE_STRIDE = 28
+# Workspace record
+W_ROT = 0
+W_POS = 9
+W_OMEGA = 12
+W_ALPHA = 15
+W_ACC = 18
+W_FORCE = 21
+W_MOMENT = 24
+W_ROT_ROOT = 27
 WS_STRIDE = 36
+# Composite-inertia record: the body record's mass, first moment and inertia, in that order
+C_MASS = 0
+C_MOMENT = C_MASS + B_MOMENT - B_MASS
+C_INERTIA = C_MASS + B_INERTIA - B_MASS
+COMP_STRIDE = B_ARMATURE - B_MASS
+# Packed record
+PK_N = 0
+PK_TREE = 1
+# Wrench record
+WR_ORIGIN = 0
+WR_FORCE = 3
+WR_MOMENT = 6
 WRENCH_STRIDE = 12
+# Joint types (tree[JTYPE])
 REVOLUTE = 0
 PRISMATIC = 1
 # Status returned by the public kernels; on BAD_SIZE nothing has been written.
@@ -50,215 +97,140 @@ NOT_FINITE = 2
 
 @njit
 def joint_transforms(tree, q, ws):
-    """Fill ws[R, p] with each body's pose in its parent for joint positions q."""
+    """Fill ws[W_ROT], ws[W_POS] with each body's pose in its parent for joint positions q."""
     for i in range(len(tree) // TREE_STRIDE):
         b = i * TREE_STRIDE
+        b_axis = b + B_AXIS
+        b_pos = b + B_POS
+        b_rot = b + B_ROT
+        b_jtype = b + JTYPE
         w = i * WS_STRIDE
-        r00 = tree[b]
-        r01 = tree[b + 1]
-        r02 = tree[b + 2]
-        r10 = tree[b + 3]
-        r11 = tree[b + 4]
-        r12 = tree[b + 5]
-        r20 = tree[b + 6]
-        r21 = tree[b + 7]
-        r22 = tree[b + 8]
-        ax = tree[b + 12]
-        ay = tree[b + 13]
-        az = tree[b + 14]
-        px = tree[b + 9]
-        py = tree[b + 10]
-        pz = tree[b + 11]
-        if tree[b + JTYPE] == REVOLUTE:
+        w_pos = w + W_POS
+        w_rot = w + W_ROT
+        r00 = tree[b_rot]
+        r01 = tree[b_rot + 1]
+        r02 = tree[b_rot + 2]
+        r10 = tree[b_rot + 3]
+        r11 = tree[b_rot + 4]
+        r12 = tree[b_rot + 5]
+        r20 = tree[b_rot + 6]
+        r21 = tree[b_rot + 7]
+        r22 = tree[b_rot + 8]
+        ax = tree[b_axis]
+        ay = tree[b_axis + 1]
+        az = tree[b_axis + 2]
+        px = tree[b_pos]
+        py = tree[b_pos + 1]
+        pz = tree[b_pos + 2]
+        if tree[b_jtype] == REVOLUTE:
+            # R_tree times the rotation by q about the axis (Rodrigues). About +z, +y or +x, the
+            # entries that are 0 there are left out: the same numbers, a third of the operations.
             qi = q[i]
             c = math.cos(qi)
             s = math.sin(qi)
             t = 1.0 - c
-            j00 = t * ax * ax + c
-            j01 = t * ax * ay - s * az
-            j02 = t * ax * az + s * ay
-            j10 = t * ax * ay + s * az
-            j11 = t * ay * ay + c
-            j12 = t * ay * az - s * ax
-            j20 = t * ax * az - s * ay
-            j21 = t * ay * az + s * ax
-            j22 = t * az * az + c
-            ws[w] = r00 * j00 + r01 * j10 + r02 * j20
-            ws[w + 1] = r00 * j01 + r01 * j11 + r02 * j21
-            ws[w + 2] = r00 * j02 + r01 * j12 + r02 * j22
-            ws[w + 3] = r10 * j00 + r11 * j10 + r12 * j20
-            ws[w + 4] = r10 * j01 + r11 * j11 + r12 * j21
-            ws[w + 5] = r10 * j02 + r11 * j12 + r12 * j22
-            ws[w + 6] = r20 * j00 + r21 * j10 + r22 * j20
-            ws[w + 7] = r20 * j01 + r21 * j11 + r22 * j21
-            ws[w + 8] = r20 * j02 + r21 * j12 + r22 * j22
+            d = t + c  # the axis entry of the Rodrigues matrix, as the general formula rounds it
+            if ax == 0.0 and ay == 0.0 and az == 1.0:
+                ws[w_rot] = r00 * c + r01 * s
+                ws[w_rot + 1] = r01 * c - r00 * s
+                ws[w_rot + 2] = r02 * d
+                ws[w_rot + 3] = r10 * c + r11 * s
+                ws[w_rot + 4] = r11 * c - r10 * s
+                ws[w_rot + 5] = r12 * d
+                ws[w_rot + 6] = r20 * c + r21 * s
+                ws[w_rot + 7] = r21 * c - r20 * s
+                ws[w_rot + 8] = r22 * d
+            elif ax == 0.0 and ay == 1.0 and az == 0.0:
+                ws[w_rot] = r00 * c - r02 * s
+                ws[w_rot + 1] = r01 * d
+                ws[w_rot + 2] = r00 * s + r02 * c
+                ws[w_rot + 3] = r10 * c - r12 * s
+                ws[w_rot + 4] = r11 * d
+                ws[w_rot + 5] = r10 * s + r12 * c
+                ws[w_rot + 6] = r20 * c - r22 * s
+                ws[w_rot + 7] = r21 * d
+                ws[w_rot + 8] = r20 * s + r22 * c
+            elif ax == 1.0 and ay == 0.0 and az == 0.0:
+                ws[w_rot] = r00 * d
+                ws[w_rot + 1] = r01 * c + r02 * s
+                ws[w_rot + 2] = r02 * c - r01 * s
+                ws[w_rot + 3] = r10 * d
+                ws[w_rot + 4] = r11 * c + r12 * s
+                ws[w_rot + 5] = r12 * c - r11 * s
+                ws[w_rot + 6] = r20 * d
+                ws[w_rot + 7] = r21 * c + r22 * s
+                ws[w_rot + 8] = r22 * c - r21 * s
+            else:
+                j00 = t * ax * ax + c
+                j01 = t * ax * ay - s * az
+                j02 = t * ax * az + s * ay
+                j10 = t * ax * ay + s * az
+                j11 = t * ay * ay + c
+                j12 = t * ay * az - s * ax
+                j20 = t * ax * az - s * ay
+                j21 = t * ay * az + s * ax
+                j22 = t * az * az + c
+                ws[w_rot] = r00 * j00 + r01 * j10 + r02 * j20
+                ws[w_rot + 1] = r00 * j01 + r01 * j11 + r02 * j21
+                ws[w_rot + 2] = r00 * j02 + r01 * j12 + r02 * j22
+                ws[w_rot + 3] = r10 * j00 + r11 * j10 + r12 * j20
+                ws[w_rot + 4] = r10 * j01 + r11 * j11 + r12 * j21
+                ws[w_rot + 5] = r10 * j02 + r11 * j12 + r12 * j22
+                ws[w_rot + 6] = r20 * j00 + r21 * j10 + r22 * j20
+                ws[w_rot + 7] = r20 * j01 + r21 * j11 + r22 * j21
+                ws[w_rot + 8] = r20 * j02 + r21 * j12 + r22 * j22
         else:
+            # translation by q along the axis, expressed in the parent frame
             d = q[i]
             px += (r00 * ax + r01 * ay + r02 * az) * d
             py += (r10 * ax + r11 * ay + r12 * az) * d
             pz += (r20 * ax + r21 * ay + r22 * az) * d
             for k in range(9):
-                ws[w + k] = tree[b + k]
-        ws[w + 9] = px
-        ws[w + 10] = py
-        ws[w + 11] = pz
+                ws[w + W_ROT + k] = tree[b + B_ROT + k]
+        ws[w_pos] = px
+        ws[w_pos + 1] = py
+        ws[w_pos + 2] = pz
 
 
 @njit
 def root_rotations(tree, ws):
-    """Fill ws[27:36] with each body's rotation in the root frame (needs joint_transforms)."""
+    """Fill ws[W_ROT_ROOT] with each body's rotation in the root frame (needs joint_transforms)."""
     for i in range(len(tree) // TREE_STRIDE):
         w = i * WS_STRIDE
         lam = int(tree[i * TREE_STRIDE + PARENT])
         if lam < 0:
             for k in range(9):
-                ws[w + 27 + k] = ws[w + k]
+                ws[w + W_ROT_ROOT + k] = ws[w + W_ROT + k]
             continue
-        u = lam * WS_STRIDE + 27
+        u = lam * WS_STRIDE + W_ROT_ROOT
         for r in range(3):
             for c in range(3):
-                ws[w + 27 + 3 * r + c] = (
-                    ws[u + 3 * r] * ws[w + c]
-                    + ws[u + 3 * r + 1] * ws[w + 3 + c]
-                    + ws[u + 3 * r + 2] * ws[w + 6 + c]
+                ws[w + W_ROT_ROOT + 3 * r + c] = (
+                    ws[u + 3 * r] * ws[w + W_ROT + c]
+                    + ws[u + 3 * r + 1] * ws[w + W_ROT + 3 + c]
+                    + ws[u + 3 * r + 2] * ws[w + W_ROT + 6 + c]
                 )
 
 
 @njit
-def _add_wrenches(wrench_body, wrench_data, ws):
-    """Add each link's wrench on the environment to f, n of its body (body frame, about origin)."""
-    for k in range(len(wrench_body)):
-        i = wrench_body[k]
-        w = i * WS_STRIDE
-        d = k * WRENCH_STRIDE
-        ox = wrench_data[d]
-        oy = wrench_data[d + 1]
-        oz = wrench_data[d + 2]
-        rw = w + 27
-        fx = ws[rw] * wrench_data[d + 3] + ws[rw + 3] * wrench_data[d + 4] + ws[rw + 6] * wrench_data[d + 5]
-        fy = (
-            ws[rw + 1] * wrench_data[d + 3]
-            + ws[rw + 4] * wrench_data[d + 4]
-            + ws[rw + 7] * wrench_data[d + 5]
-        )
-        fz = (
-            ws[rw + 2] * wrench_data[d + 3]
-            + ws[rw + 5] * wrench_data[d + 4]
-            + ws[rw + 8] * wrench_data[d + 5]
-        )
-        nx = ws[rw] * wrench_data[d + 6] + ws[rw + 3] * wrench_data[d + 7] + ws[rw + 6] * wrench_data[d + 8]
-        ny = (
-            ws[rw + 1] * wrench_data[d + 6]
-            + ws[rw + 4] * wrench_data[d + 7]
-            + ws[rw + 7] * wrench_data[d + 8]
-        )
-        nz = (
-            ws[rw + 2] * wrench_data[d + 6]
-            + ws[rw + 5] * wrench_data[d + 7]
-            + ws[rw + 8] * wrench_data[d + 8]
-        )
-        ws[w + 21] += fx
-        ws[w + 22] += fy
-        ws[w + 23] += fz
-        ws[w + 24] += nx + oy * fz - oz * fy
-        ws[w + 25] += ny + oz * fx - ox * fz
-        ws[w + 26] += nz + ox * fy - oy * fx
-
-
-@njit
-def _backward(tree, ws, tau):
-    """Backward pass: accumulate f, n from the tips to the root and project on the joint axes."""
-    for i in range(len(tree) // TREE_STRIDE - 1, -1, -1):
-        b = i * TREE_STRIDE
-        w = i * WS_STRIDE
-        m = tree[b + 15]
-        hx = tree[b + 16]
-        hy = tree[b + 17]
-        hz = tree[b + 18]
-        ixx = tree[b + 19]
-        ixy = tree[b + 20]
-        ixz = tree[b + 21]
-        iyy = tree[b + 22]
-        iyz = tree[b + 23]
-        izz = tree[b + 24]
-        wx = ws[w + 12]
-        wy = ws[w + 13]
-        wz = ws[w + 14]
-        dx = ws[w + 15]
-        dy = ws[w + 16]
-        dz = ws[w + 17]
-        ax = ws[w + 18]
-        ay = ws[w + 19]
-        az = ws[w + 20]
-        # omega x h, then F = m a + alpha x h + omega x (omega x h)
-        ux = wy * hz - wz * hy
-        uy = wz * hx - wx * hz
-        uz = wx * hy - wy * hx
-        fx = m * ax + dy * hz - dz * hy + wy * uz - wz * uy
-        fy = m * ay + dz * hx - dx * hz + wz * ux - wx * uz
-        fz = m * az + dx * hy - dy * hx + wx * uy - wy * ux
-        # N = I alpha + omega x (I omega) + h x a
-        lx = ixx * wx + ixy * wy + ixz * wz
-        ly = ixy * wx + iyy * wy + iyz * wz
-        lz = ixz * wx + iyz * wy + izz * wz
-        nx = ixx * dx + ixy * dy + ixz * dz + wy * lz - wz * ly + hy * az - hz * ay
-        ny = ixy * dx + iyy * dy + iyz * dz + wz * lx - wx * lz + hz * ax - hx * az
-        nz = ixz * dx + iyz * dy + izz * dz + wx * ly - wy * lx + hx * ay - hy * ax
-        fx += ws[w + 21]
-        fy += ws[w + 22]
-        fz += ws[w + 23]
-        nx += ws[w + 24]
-        ny += ws[w + 25]
-        nz += ws[w + 26]
-        ex = tree[b + 12]
-        ey = tree[b + 13]
-        ez = tree[b + 14]
-        if tree[b + JTYPE] == REVOLUTE:
-            tau[i] = ex * nx + ey * ny + ez * nz
-        else:
-            tau[i] = ex * fx + ey * fy + ez * fz
-        lam = int(tree[b + PARENT])
-        if lam >= 0:
-            u = lam * WS_STRIDE
-            r00 = ws[w]
-            r01 = ws[w + 1]
-            r02 = ws[w + 2]
-            r10 = ws[w + 3]
-            r11 = ws[w + 4]
-            r12 = ws[w + 5]
-            r20 = ws[w + 6]
-            r21 = ws[w + 7]
-            r22 = ws[w + 8]
-            gx = r00 * fx + r01 * fy + r02 * fz
-            gy = r10 * fx + r11 * fy + r12 * fz
-            gz = r20 * fx + r21 * fy + r22 * fz
-            px = ws[w + 9]
-            py = ws[w + 10]
-            pz = ws[w + 11]
-            ws[u + 21] += gx
-            ws[u + 22] += gy
-            ws[u + 23] += gz
-            ws[u + 24] += r00 * nx + r01 * ny + r02 * nz + py * gz - pz * gy
-            ws[u + 25] += r10 * nx + r11 * ny + r12 * nz + pz * gx - px * gz
-            ws[u + 26] += r20 * nx + r21 * ny + r22 * nz + px * gy - py * gx
-
-
-@njit
-def _all_finite(x):
-    """True if no element of x is NaN or ±Inf (x - x is 0 for finite x, NaN otherwise)."""
-    z = 0.0
-    for i in range(len(x)):
-        z += x[i] - x[i]
-    return z == 0.0
-
-
-@njit
-def _forward(tree, qd, qdd, gravity, ws):
-    """Forward pass: omega, alpha, a of every body (body frame); zero f, n (needs joint_transforms)."""
+def forward_kinematic_pass(tree, qd, qdd, gravity, ws):
+    """RNEA forward pass, root to tips: angular velocity, angular acceleration and origin
+    acceleration (with -gravity, which gravity enters through) of every body in its own frame;
+    zeroes the transmitted force and moment for the backward pass (needs joint_transforms)."""
     for i in range(len(tree) // TREE_STRIDE):
         b = i * TREE_STRIDE
+        b_axis = b + B_AXIS
+        b_jtype = b + JTYPE
+        b_parent = b + PARENT
         w = i * WS_STRIDE
-        lam = int(tree[b + PARENT])
+        w_acc = w + W_ACC
+        w_alpha = w + W_ALPHA
+        w_force = w + W_FORCE
+        w_moment = w + W_MOMENT
+        w_omega = w + W_OMEGA
+        w_pos = w + W_POS
+        w_rot = w + W_ROT
+        lam = int(tree[b_parent])
         if lam < 0:
             wlx = 0.0
             wly = 0.0
@@ -271,18 +243,21 @@ def _forward(tree, qd, qdd, gravity, ws):
             alz = -gravity[2]
         else:
             u = lam * WS_STRIDE
-            wlx = ws[u + 12]
-            wly = ws[u + 13]
-            wlz = ws[u + 14]
-            dlx = ws[u + 15]
-            dly = ws[u + 16]
-            dlz = ws[u + 17]
-            alx = ws[u + 18]
-            aly = ws[u + 19]
-            alz = ws[u + 20]
-        px = ws[w + 9]
-        py = ws[w + 10]
-        pz = ws[w + 11]
+            u_acc = u + W_ACC
+            u_alpha = u + W_ALPHA
+            u_omega = u + W_OMEGA
+            wlx = ws[u_omega]
+            wly = ws[u_omega + 1]
+            wlz = ws[u_omega + 2]
+            dlx = ws[u_alpha]
+            dly = ws[u_alpha + 1]
+            dlz = ws[u_alpha + 2]
+            alx = ws[u_acc]
+            aly = ws[u_acc + 1]
+            alz = ws[u_acc + 2]
+        px = ws[w_pos]
+        py = ws[w_pos + 1]
+        pz = ws[w_pos + 2]
         # acceleration of this body's origin, parent frame: a + alpha x p + omega x (omega x p)
         cx = wly * pz - wlz * py
         cy = wlz * px - wlx * pz
@@ -290,15 +265,15 @@ def _forward(tree, qd, qdd, gravity, ws):
         alx += dly * pz - dlz * py + wly * cz - wlz * cy
         aly += dlz * px - dlx * pz + wlz * cx - wlx * cz
         alz += dlx * py - dly * px + wlx * cy - wly * cx
-        r00 = ws[w]
-        r01 = ws[w + 1]
-        r02 = ws[w + 2]
-        r10 = ws[w + 3]
-        r11 = ws[w + 4]
-        r12 = ws[w + 5]
-        r20 = ws[w + 6]
-        r21 = ws[w + 7]
-        r22 = ws[w + 8]
+        r00 = ws[w_rot]
+        r01 = ws[w_rot + 1]
+        r02 = ws[w_rot + 2]
+        r10 = ws[w_rot + 3]
+        r11 = ws[w_rot + 4]
+        r12 = ws[w_rot + 5]
+        r20 = ws[w_rot + 6]
+        r21 = ws[w_rot + 7]
+        r22 = ws[w_rot + 8]
         # rotate parent quantities into this body's frame (R transposed)
         wx = r00 * wlx + r10 * wly + r20 * wlz
         wy = r01 * wlx + r11 * wly + r21 * wlz
@@ -309,15 +284,16 @@ def _forward(tree, qd, qdd, gravity, ws):
         ax = r00 * alx + r10 * aly + r20 * alz
         ay = r01 * alx + r11 * aly + r21 * alz
         az = r02 * alx + r12 * aly + r22 * alz
-        ex = tree[b + 12]
-        ey = tree[b + 13]
-        ez = tree[b + 14]
+        # the joint's own motion: e q̇ and e q̈ along / about the axis e
+        ex = tree[b_axis]
+        ey = tree[b_axis + 1]
+        ez = tree[b_axis + 2]
         v = qd[i]
         acc = qdd[i]
         vx = ex * v
         vy = ey * v
         vz = ez * v
-        if tree[b + JTYPE] == REVOLUTE:
+        if tree[b_jtype] == REVOLUTE:
             dx += wy * vz - wz * vy + ex * acc
             dy += wz * vx - wx * vz + ey * acc
             dz += wx * vy - wy * vx + ez * acc
@@ -328,31 +304,216 @@ def _forward(tree, qd, qdd, gravity, ws):
             ax += 2.0 * (wy * vz - wz * vy) + ex * acc
             ay += 2.0 * (wz * vx - wx * vz) + ey * acc
             az += 2.0 * (wx * vy - wy * vx) + ez * acc
-        ws[w + 12] = wx
-        ws[w + 13] = wy
-        ws[w + 14] = wz
-        ws[w + 15] = dx
-        ws[w + 16] = dy
-        ws[w + 17] = dz
-        ws[w + 18] = ax
-        ws[w + 19] = ay
-        ws[w + 20] = az
-        ws[w + 21] = 0.0
-        ws[w + 22] = 0.0
-        ws[w + 23] = 0.0
-        ws[w + 24] = 0.0
-        ws[w + 25] = 0.0
-        ws[w + 26] = 0.0
+        ws[w_omega] = wx
+        ws[w_omega + 1] = wy
+        ws[w_omega + 2] = wz
+        ws[w_alpha] = dx
+        ws[w_alpha + 1] = dy
+        ws[w_alpha + 2] = dz
+        ws[w_acc] = ax
+        ws[w_acc + 1] = ay
+        ws[w_acc + 2] = az
+        ws[w_force] = 0.0
+        ws[w_force + 1] = 0.0
+        ws[w_force + 2] = 0.0
+        ws[w_moment] = 0.0
+        ws[w_moment + 1] = 0.0
+        ws[w_moment + 2] = 0.0
 
 
 @njit
-def _armature(tree, qdd, tau):
+def gravity_kinematic_pass(tree, gravity, ws):
+    """The forward pass at rest (q̇ = q̈ = 0): only the origin accelerations, -gravity rotated into
+    each body frame; zeroes the transmitted force and moment (needs joint_transforms). Leaves
+    W_OMEGA and W_ALPHA as they were: the backward pass at rest does not read them."""
+    for i in range(len(tree) // TREE_STRIDE):
+        w = i * WS_STRIDE
+        w_acc = w + W_ACC
+        w_force = w + W_FORCE
+        w_moment = w + W_MOMENT
+        w_rot = w + W_ROT
+        lam = int(tree[i * TREE_STRIDE + PARENT])
+        if lam < 0:
+            alx = -gravity[0]
+            aly = -gravity[1]
+            alz = -gravity[2]
+        else:
+            u = lam * WS_STRIDE
+            u_acc = u + W_ACC
+            alx = ws[u_acc]
+            aly = ws[u_acc + 1]
+            alz = ws[u_acc + 2]
+        ws[w_acc] = ws[w_rot] * alx + ws[w_rot + 3] * aly + ws[w_rot + 6] * alz
+        ws[w_acc + 1] = ws[w_rot + 1] * alx + ws[w_rot + 4] * aly + ws[w_rot + 7] * alz
+        ws[w_acc + 2] = ws[w_rot + 2] * alx + ws[w_rot + 5] * aly + ws[w_rot + 8] * alz
+        ws[w_force] = 0.0
+        ws[w_force + 1] = 0.0
+        ws[w_force + 2] = 0.0
+        ws[w_moment] = 0.0
+        ws[w_moment + 1] = 0.0
+        ws[w_moment + 2] = 0.0
+
+
+@njit
+def add_link_wrenches(wrench_body, wrench_data, ws):
+    """Add each link's wrench on its environment to its body's transmitted force and moment
+    (rotated into the body frame, moment moved to the body origin; needs root_rotations)."""
+    for k in range(len(wrench_body)):
+        i = wrench_body[k]
+        w = i * WS_STRIDE
+        w_force = w + W_FORCE
+        w_moment = w + W_MOMENT
+        d = k * WRENCH_STRIDE
+        d_force = d + WR_FORCE
+        d_moment = d + WR_MOMENT
+        d_origin = d + WR_ORIGIN
+        ox = wrench_data[d_origin]
+        oy = wrench_data[d_origin + 1]
+        oz = wrench_data[d_origin + 2]
+        gx = wrench_data[d_force]
+        gy = wrench_data[d_force + 1]
+        gz = wrench_data[d_force + 2]
+        mx = wrench_data[d_moment]
+        my = wrench_data[d_moment + 1]
+        mz = wrench_data[d_moment + 2]
+        rw = w + W_ROT_ROOT  # body in root: root-frame vectors into the body frame by R transposed
+        fx = ws[rw] * gx + ws[rw + 3] * gy + ws[rw + 6] * gz
+        fy = ws[rw + 1] * gx + ws[rw + 4] * gy + ws[rw + 7] * gz
+        fz = ws[rw + 2] * gx + ws[rw + 5] * gy + ws[rw + 8] * gz
+        nx = ws[rw] * mx + ws[rw + 3] * my + ws[rw + 6] * mz
+        ny = ws[rw + 1] * mx + ws[rw + 4] * my + ws[rw + 7] * mz
+        nz = ws[rw + 2] * mx + ws[rw + 5] * my + ws[rw + 8] * mz
+        ws[w_force] += fx
+        ws[w_force + 1] += fy
+        ws[w_force + 2] += fz
+        ws[w_moment] += nx + oy * fz - oz * fy
+        ws[w_moment + 1] += ny + oz * fx - ox * fz
+        ws[w_moment + 2] += nz + ox * fy - oy * fx
+
+
+@njit
+def backward_force_pass(tree, ws, tau, at_rest):
+    """RNEA backward pass, tips to root: each body's inertial wrench plus what its children
+    transmit, projected on its joint axis into tau and passed on to its parent. at_rest: q̇ = q̈ = 0
+    (after gravity_kinematic_pass), where the inertial wrench reduces to F = m a, N = h x a: the
+    same numbers with fewer operations."""
+    for i in range(len(tree) // TREE_STRIDE - 1, -1, -1):
+        b = i * TREE_STRIDE
+        b_axis = b + B_AXIS
+        b_inertia = b + B_INERTIA
+        b_mass = b + B_MASS
+        b_moment = b + B_MOMENT
+        b_jtype = b + JTYPE
+        b_parent = b + PARENT
+        w = i * WS_STRIDE
+        w_acc = w + W_ACC
+        w_alpha = w + W_ALPHA
+        w_force = w + W_FORCE
+        w_moment = w + W_MOMENT
+        w_omega = w + W_OMEGA
+        w_pos = w + W_POS
+        w_rot = w + W_ROT
+        m = tree[b_mass]
+        hx = tree[b_moment]
+        hy = tree[b_moment + 1]
+        hz = tree[b_moment + 2]
+        ax = ws[w_acc]
+        ay = ws[w_acc + 1]
+        az = ws[w_acc + 2]
+        if at_rest:
+            fx = m * ax
+            fy = m * ay
+            fz = m * az
+            nx = hy * az - hz * ay
+            ny = hz * ax - hx * az
+            nz = hx * ay - hy * ax
+        else:
+            ixx = tree[b_inertia]
+            ixy = tree[b_inertia + 1]
+            ixz = tree[b_inertia + 2]
+            iyy = tree[b_inertia + 3]
+            iyz = tree[b_inertia + 4]
+            izz = tree[b_inertia + 5]
+            wx = ws[w_omega]
+            wy = ws[w_omega + 1]
+            wz = ws[w_omega + 2]
+            dx = ws[w_alpha]
+            dy = ws[w_alpha + 1]
+            dz = ws[w_alpha + 2]
+            # omega x h, then F = m a + alpha x h + omega x (omega x h)
+            ux = wy * hz - wz * hy
+            uy = wz * hx - wx * hz
+            uz = wx * hy - wy * hx
+            fx = m * ax + dy * hz - dz * hy + wy * uz - wz * uy
+            fy = m * ay + dz * hx - dx * hz + wz * ux - wx * uz
+            fz = m * az + dx * hy - dy * hx + wx * uy - wy * ux
+            # N = I alpha + omega x (I omega) + h x a
+            lx = ixx * wx + ixy * wy + ixz * wz
+            ly = ixy * wx + iyy * wy + iyz * wz
+            lz = ixz * wx + iyz * wy + izz * wz
+            nx = ixx * dx + ixy * dy + ixz * dz + wy * lz - wz * ly + hy * az - hz * ay
+            ny = ixy * dx + iyy * dy + iyz * dz + wz * lx - wx * lz + hz * ax - hx * az
+            nz = ixz * dx + iyz * dy + izz * dz + wx * ly - wy * lx + hx * ay - hy * ax
+        fx += ws[w_force]
+        fy += ws[w_force + 1]
+        fz += ws[w_force + 2]
+        nx += ws[w_moment]
+        ny += ws[w_moment + 1]
+        nz += ws[w_moment + 2]
+        # the joint's effort: the wrench projected on its axis
+        ex = tree[b_axis]
+        ey = tree[b_axis + 1]
+        ez = tree[b_axis + 2]
+        if tree[b_jtype] == REVOLUTE:
+            tau[i] = ex * nx + ey * ny + ez * nz
+        else:
+            tau[i] = ex * fx + ey * fy + ez * fz
+        # the wrench transmitted to the parent, in its frame, moment about its origin
+        lam = int(tree[b_parent])
+        if lam >= 0:
+            u = lam * WS_STRIDE
+            u_force = u + W_FORCE
+            u_moment = u + W_MOMENT
+            r00 = ws[w_rot]
+            r01 = ws[w_rot + 1]
+            r02 = ws[w_rot + 2]
+            r10 = ws[w_rot + 3]
+            r11 = ws[w_rot + 4]
+            r12 = ws[w_rot + 5]
+            r20 = ws[w_rot + 6]
+            r21 = ws[w_rot + 7]
+            r22 = ws[w_rot + 8]
+            gx = r00 * fx + r01 * fy + r02 * fz
+            gy = r10 * fx + r11 * fy + r12 * fz
+            gz = r20 * fx + r21 * fy + r22 * fz
+            px = ws[w_pos]
+            py = ws[w_pos + 1]
+            pz = ws[w_pos + 2]
+            ws[u_force] += gx
+            ws[u_force + 1] += gy
+            ws[u_force + 2] += gz
+            ws[u_moment] += r00 * nx + r01 * ny + r02 * nz + py * gz - pz * gy
+            ws[u_moment + 1] += r10 * nx + r11 * ny + r12 * nz + pz * gx - px * gz
+            ws[u_moment + 2] += r20 * nx + r21 * ny + r22 * nz + px * gy - py * gx
+
+
+@njit_inline
+def _all_finite(x):
+    """True if no element of x is NaN or ±Inf (x - x is 0 for finite x, NaN otherwise)."""
+    z = 0.0
+    for i in range(len(x)):
+        z += x[i] - x[i]
+    return z == 0.0
+
+
+@njit_inline
+def add_armature(tree, qdd, tau):
     """Add the reflected rotor inertia term armature * q̈ to tau."""
     for i in range(len(tau)):
-        tau[i] += tree[i * TREE_STRIDE + 25] * qdd[i]
+        tau[i] += tree[i * TREE_STRIDE + B_ARMATURE] * qdd[i]
 
 
-@njit
+@njit_inline
 def _sizes_ok(n, q, qd, qdd, gravity, ws, tau):
     """True if every argument has the length a model of n bodies needs."""
     return (
@@ -371,9 +532,9 @@ def rnea_kernel(tree, q, qd, qdd, gravity, ws, tau):
     if not _sizes_ok(len(tree) // TREE_STRIDE, q, qd, qdd, gravity, ws, tau):
         return BAD_SIZE
     joint_transforms(tree, q, ws)
-    _forward(tree, qd, qdd, gravity, ws)
-    _backward(tree, ws, tau)
-    _armature(tree, qdd, tau)
+    forward_kinematic_pass(tree, qd, qdd, gravity, ws)
+    backward_force_pass(tree, ws, tau, False)
+    add_armature(tree, qdd, tau)
     return OK if _all_finite(tau) else NOT_FINITE
 
 
@@ -383,12 +544,12 @@ def rnea_wrench_kernel(tree, q, qd, qdd, gravity, wrench_body, wrench_data, ws, 
     if not _sizes_ok(len(tree) // TREE_STRIDE, q, qd, qdd, gravity, ws, tau):
         return BAD_SIZE
     joint_transforms(tree, q, ws)
-    _forward(tree, qd, qdd, gravity, ws)
+    forward_kinematic_pass(tree, qd, qdd, gravity, ws)
     if len(wrench_body) > 0:
         root_rotations(tree, ws)
-        _add_wrenches(wrench_body, wrench_data, ws)
-    _backward(tree, ws, tau)
-    _armature(tree, qdd, tau)
+        add_link_wrenches(wrench_body, wrench_data, ws)
+    backward_force_pass(tree, ws, tau, False)
+    add_armature(tree, qdd, tau)
     return OK if _all_finite(tau) else NOT_FINITE
 
 
@@ -409,34 +570,8 @@ def gravity_kernel(tree, q, gravity, ws, tau):
     if not _sizes_ok(len(tree) // TREE_STRIDE, q, q, q, gravity, ws, tau):
         return BAD_SIZE
     joint_transforms(tree, q, ws)
-    for i in range(len(tree) // TREE_STRIDE):
-        w = i * WS_STRIDE
-        lam = int(tree[i * TREE_STRIDE + PARENT])
-        if lam < 0:
-            alx = -gravity[0]
-            aly = -gravity[1]
-            alz = -gravity[2]
-        else:
-            u = lam * WS_STRIDE
-            alx = ws[u + 18]
-            aly = ws[u + 19]
-            alz = ws[u + 20]
-        ws[w + 12] = 0.0
-        ws[w + 13] = 0.0
-        ws[w + 14] = 0.0
-        ws[w + 15] = 0.0
-        ws[w + 16] = 0.0
-        ws[w + 17] = 0.0
-        ws[w + 18] = ws[w] * alx + ws[w + 3] * aly + ws[w + 6] * alz
-        ws[w + 19] = ws[w + 1] * alx + ws[w + 4] * aly + ws[w + 7] * alz
-        ws[w + 20] = ws[w + 2] * alx + ws[w + 5] * aly + ws[w + 8] * alz
-        ws[w + 21] = 0.0
-        ws[w + 22] = 0.0
-        ws[w + 23] = 0.0
-        ws[w + 24] = 0.0
-        ws[w + 25] = 0.0
-        ws[w + 26] = 0.0
-    _backward(tree, ws, tau)
+    gravity_kinematic_pass(tree, gravity, ws)
+    backward_force_pass(tree, ws, tau, True)
     return OK if _all_finite(tau) else NOT_FINITE
 
 
@@ -452,42 +587,40 @@ def gravity_batch_kernel(tree, q, gravity, ws, tau):
 
 
 @njit
-def mass_matrix_kernel(tree, q, ws, comp, mass):
-    """Joint-space inertia M(q) (row-major n×n into `mass`) by the composite-rigid-body algorithm.
-
-    `comp` holds 10 floats per body: composite mass, first moment (3) and inertia about the
-    body origin (6), body frame. Returns a status.
-    """
+def composite_inertia_pass(tree, ws, comp):
+    """Composite-rigid-body pass, tips to root: each body's composite mass, first moment and
+    inertia about its origin (body frame) into `comp` (needs joint_transforms)."""
     n = len(tree) // TREE_STRIDE
-    if len(q) != n or len(mass) != n * n or len(ws) < n * WS_STRIDE or len(comp) < 10 * n:
-        return BAD_SIZE
-    joint_transforms(tree, q, ws)
-    for i in range(n * n):
-        mass[i] = 0.0
     for i in range(n):
-        for k in range(10):
-            comp[10 * i + k] = tree[i * TREE_STRIDE + 15 + k]
+        for k in range(COMP_STRIDE):
+            comp[i * COMP_STRIDE + k] = tree[i * TREE_STRIDE + B_MASS + k]
     for i in range(n - 1, -1, -1):
         lam = int(tree[i * TREE_STRIDE + PARENT])
         if lam < 0:
             continue
-        w = i * WS_STRIDE
-        c = 10 * i
-        m = comp[c]
-        px = ws[w + 9]
-        py = ws[w + 10]
-        pz = ws[w + 11]
+        w = i * WS_STRIDE + W_ROT  # rows of R, the body in its parent
+        c = i * COMP_STRIDE
+        c_inertia = c + C_INERTIA
+        c_mass = c + C_MASS
+        c_moment = c + C_MOMENT
+        m = comp[c_mass]
+        px = ws[i * WS_STRIDE + W_POS]
+        py = ws[i * WS_STRIDE + W_POS + 1]
+        pz = ws[i * WS_STRIDE + W_POS + 2]
         # first moment rotated into the parent frame (about this body's origin)
-        hx = ws[w] * comp[c + 1] + ws[w + 1] * comp[c + 2] + ws[w + 2] * comp[c + 3]
-        hy = ws[w + 3] * comp[c + 1] + ws[w + 4] * comp[c + 2] + ws[w + 5] * comp[c + 3]
-        hz = ws[w + 6] * comp[c + 1] + ws[w + 7] * comp[c + 2] + ws[w + 8] * comp[c + 3]
+        h0 = comp[c_moment]
+        h1 = comp[c_moment + 1]
+        h2 = comp[c_moment + 2]
+        hx = ws[w] * h0 + ws[w + 1] * h1 + ws[w + 2] * h2
+        hy = ws[w + 3] * h0 + ws[w + 4] * h1 + ws[w + 5] * h2
+        hz = ws[w + 6] * h0 + ws[w + 7] * h1 + ws[w + 8] * h2
         # inertia rotated into the parent frame: R I R^T
-        i00 = comp[c + 4]
-        i01 = comp[c + 5]
-        i02 = comp[c + 6]
-        i11 = comp[c + 7]
-        i12 = comp[c + 8]
-        i22 = comp[c + 9]
+        i00 = comp[c_inertia]
+        i01 = comp[c_inertia + 1]
+        i02 = comp[c_inertia + 2]
+        i11 = comp[c_inertia + 3]
+        i12 = comp[c_inertia + 4]
+        i22 = comp[c_inertia + 5]
         t00 = ws[w] * i00 + ws[w + 1] * i01 + ws[w + 2] * i02
         t01 = ws[w] * i01 + ws[w + 1] * i11 + ws[w + 2] * i12
         t02 = ws[w] * i02 + ws[w + 1] * i12 + ws[w + 2] * i22
@@ -507,53 +640,82 @@ def mass_matrix_kernel(tree, q, ws, comp, mass):
         ph = px * hx + py * hy + pz * hz
         pp = px * px + py * py + pz * pz
         e = 2.0 * ph + m * pp
-        d = 10 * lam
-        comp[d] += m
-        comp[d + 1] += hx + m * px
-        comp[d + 2] += hy + m * py
-        comp[d + 3] += hz + m * pz
-        comp[d + 4] += r00 + e - 2.0 * px * hx - m * px * px
-        comp[d + 5] += r01 - px * hy - hx * py - m * px * py
-        comp[d + 6] += r02 - px * hz - hx * pz - m * px * pz
-        comp[d + 7] += r11 + e - 2.0 * py * hy - m * py * py
-        comp[d + 8] += r12 - py * hz - hy * pz - m * py * pz
-        comp[d + 9] += r22 + e - 2.0 * pz * hz - m * pz * pz
+        d = lam * COMP_STRIDE
+        d_inertia = d + C_INERTIA
+        d_mass = d + C_MASS
+        d_moment = d + C_MOMENT
+        comp[d_mass] += m
+        comp[d_moment] += hx + m * px
+        comp[d_moment + 1] += hy + m * py
+        comp[d_moment + 2] += hz + m * pz
+        comp[d_inertia] += r00 + e - 2.0 * px * hx - m * px * px
+        comp[d_inertia + 1] += r01 - px * hy - hx * py - m * px * py
+        comp[d_inertia + 2] += r02 - px * hz - hx * pz - m * px * pz
+        comp[d_inertia + 3] += r11 + e - 2.0 * py * hy - m * py * py
+        comp[d_inertia + 4] += r12 - py * hz - hy * pz - m * py * pz
+        comp[d_inertia + 5] += r22 + e - 2.0 * pz * hz - m * pz * pz
+
+
+@njit
+def mass_matrix_columns(tree, ws, comp, mass):
+    """Column pass: for each joint j, the wrench its composite body needs for a unit q̈_j gives
+    M[j, j] (plus armature); carried towards the root, projected on each ancestor's axis it gives
+    M[i, j] = M[j, i]. `mass` row-major n×n, zero off the ancestor pairs (needs
+    composite_inertia_pass)."""
+    n = len(tree) // TREE_STRIDE
+    for i in range(n * n):
+        mass[i] = 0.0
     for j in range(n):
         b = j * TREE_STRIDE
-        c = 10 * j
-        ex = tree[b + 12]
-        ey = tree[b + 13]
-        ez = tree[b + 14]
-        if tree[b + JTYPE] == REVOLUTE:
+        b_armature = b + B_ARMATURE
+        b_axis = b + B_AXIS
+        b_jtype = b + JTYPE
+        b_parent = b + PARENT
+        c = j * COMP_STRIDE
+        c_mass = c + C_MASS
+        c_moment = c + C_MOMENT
+        ex = tree[b_axis]
+        ey = tree[b_axis + 1]
+        ez = tree[b_axis + 2]
+        m = comp[c_mass]
+        h0 = comp[c_moment]
+        h1 = comp[c_moment + 1]
+        h2 = comp[c_moment + 2]
+        if tree[b_jtype] == REVOLUTE:
             # momentum of the composite body for unit rotation about the axis
-            fx = ey * comp[c + 3] - ez * comp[c + 2]
-            fy = ez * comp[c + 1] - ex * comp[c + 3]
-            fz = ex * comp[c + 2] - ey * comp[c + 1]
-            nx = comp[c + 4] * ex + comp[c + 5] * ey + comp[c + 6] * ez
-            ny = comp[c + 5] * ex + comp[c + 7] * ey + comp[c + 8] * ez
-            nz = comp[c + 6] * ex + comp[c + 8] * ey + comp[c + 9] * ez
-            mass[j * n + j] = ex * nx + ey * ny + ez * nz + tree[b + 25]
+            fx = ey * h2 - ez * h1
+            fy = ez * h0 - ex * h2
+            fz = ex * h1 - ey * h0
+            c_inertia = c + C_INERTIA
+            nx = comp[c_inertia] * ex + comp[c_inertia + 1] * ey + comp[c_inertia + 2] * ez
+            ny = comp[c_inertia + 1] * ex + comp[c_inertia + 3] * ey + comp[c_inertia + 4] * ez
+            nz = comp[c_inertia + 2] * ex + comp[c_inertia + 4] * ey + comp[c_inertia + 5] * ez
+            mass[j * n + j] = ex * nx + ey * ny + ez * nz + tree[b_armature]
         else:
-            fx = comp[c] * ex
-            fy = comp[c] * ey
-            fz = comp[c] * ez
-            nx = comp[c + 2] * ez - comp[c + 3] * ey
-            ny = comp[c + 3] * ex - comp[c + 1] * ez
-            nz = comp[c + 1] * ey - comp[c + 2] * ex
-            mass[j * n + j] = ex * fx + ey * fy + ez * fz + tree[b + 25]
+            # and for unit translation along it
+            fx = m * ex
+            fy = m * ey
+            fz = m * ez
+            nx = h1 * ez - h2 * ey
+            ny = h2 * ex - h0 * ez
+            nz = h0 * ey - h1 * ex
+            mass[j * n + j] = ex * fx + ey * fy + ez * fz + tree[b_armature]
         i = j
-        lam = int(tree[b + PARENT])
+        lam = int(tree[b_parent])
         while lam >= 0:
+            # the wrench into the parent frame, moment about the parent origin
             w = i * WS_STRIDE
-            gx = ws[w] * fx + ws[w + 1] * fy + ws[w + 2] * fz
-            gy = ws[w + 3] * fx + ws[w + 4] * fy + ws[w + 5] * fz
-            gz = ws[w + 6] * fx + ws[w + 7] * fy + ws[w + 8] * fz
-            px = ws[w + 9]
-            py = ws[w + 10]
-            pz = ws[w + 11]
-            mx = ws[w] * nx + ws[w + 1] * ny + ws[w + 2] * nz + py * gz - pz * gy
-            my = ws[w + 3] * nx + ws[w + 4] * ny + ws[w + 5] * nz + pz * gx - px * gz
-            mz = ws[w + 6] * nx + ws[w + 7] * ny + ws[w + 8] * nz + px * gy - py * gx
+            w_pos = w + W_POS
+            r = w + W_ROT
+            gx = ws[r] * fx + ws[r + 1] * fy + ws[r + 2] * fz
+            gy = ws[r + 3] * fx + ws[r + 4] * fy + ws[r + 5] * fz
+            gz = ws[r + 6] * fx + ws[r + 7] * fy + ws[r + 8] * fz
+            px = ws[w_pos]
+            py = ws[w_pos + 1]
+            pz = ws[w_pos + 2]
+            mx = ws[r] * nx + ws[r + 1] * ny + ws[r + 2] * nz + py * gz - pz * gy
+            my = ws[r + 3] * nx + ws[r + 4] * ny + ws[r + 5] * nz + pz * gx - px * gz
+            mz = ws[r + 6] * nx + ws[r + 7] * ny + ws[r + 8] * nz + px * gy - py * gx
             fx = gx
             fy = gy
             fz = gz
@@ -562,13 +724,28 @@ def mass_matrix_kernel(tree, q, ws, comp, mass):
             nz = mz
             i = lam
             a = i * TREE_STRIDE
-            lam = int(tree[a + PARENT])
-            if tree[a + JTYPE] == REVOLUTE:
-                v = tree[a + 12] * nx + tree[a + 13] * ny + tree[a + 14] * nz
+            a_axis = a + B_AXIS
+            a_jtype = a + JTYPE
+            a_parent = a + PARENT
+            lam = int(tree[a_parent])
+            if tree[a_jtype] == REVOLUTE:
+                v = tree[a_axis] * nx + tree[a_axis + 1] * ny + tree[a_axis + 2] * nz
             else:
-                v = tree[a + 12] * fx + tree[a + 13] * fy + tree[a + 14] * fz
+                v = tree[a_axis] * fx + tree[a_axis + 1] * fy + tree[a_axis + 2] * fz
             mass[i * n + j] = v
             mass[j * n + i] = v
+
+
+@njit
+def mass_matrix_kernel(tree, q, ws, comp, mass):
+    """Joint-space inertia M(q) (row-major n×n into `mass`) by the composite-rigid-body algorithm
+    (`comp`: COMP_STRIDE floats per body of scratch); a status."""
+    n = len(tree) // TREE_STRIDE
+    if len(q) != n or len(mass) != n * n or len(ws) < n * WS_STRIDE or len(comp) < COMP_STRIDE * n:
+        return BAD_SIZE
+    joint_transforms(tree, q, ws)
+    composite_inertia_pass(tree, ws, comp)
+    mass_matrix_columns(tree, ws, comp, mass)
     return OK if _all_finite(mass) else NOT_FINITE
 
 
@@ -581,6 +758,51 @@ def mass_matrix_batch_kernel(tree, q, ws, comp, mass):
         if s != OK:
             status = s
     return status
+
+
+def packed_size(n):
+    """Length of the packed record of n bodies."""
+    return PK_TREE + n * TREE_STRIDE + 3 + n * WS_STRIDE + n * COMP_STRIDE
+
+
+def packed_slices(n):
+    """(tree, gravity, workspace, comp) slices of the packed record of n bodies (plain Python)."""
+    t = PK_TREE + n * TREE_STRIDE
+    w = t + 3
+    c = w + n * WS_STRIDE
+    return slice(PK_TREE, t), slice(t, w), slice(w, c), slice(c, c + n * COMP_STRIDE)
+
+
+@njit_inline
+def unpack(packed):
+    """(tree, gravity, workspace, comp) views of a packed record (as packed_slices)."""
+    n = int(packed[PK_N])
+    t = PK_TREE + n * TREE_STRIDE
+    w = t + 3
+    c = w + n * WS_STRIDE
+    return packed[PK_TREE:t], packed[t:w], packed[w:c], packed[c : c + n * COMP_STRIDE]
+
+
+@njit
+def rnea_packed_kernel(packed, q, qd, qdd, tau):
+    """rnea_kernel with the tree, gravity and workspace of a packed record; a status."""
+    tree, gravity, ws, _ = unpack(packed)
+    return rnea_kernel(tree, q, qd, qdd, gravity, ws, tau)
+
+
+@njit
+def gravity_packed_kernel(packed, q, tau):
+    """gravity_kernel with the tree, gravity and workspace of a packed record; a status."""
+    tree, gravity, ws, _ = unpack(packed)
+    return gravity_kernel(tree, q, gravity, ws, tau)
+
+
+@njit
+def mass_matrix_packed_kernel(packed, q, mass):
+    """mass_matrix_kernel with the tree and scratch of a packed record, into an (n, n) C-contiguous
+    `mass`; a status."""
+    tree, _, ws, comp = unpack(packed)
+    return mass_matrix_kernel(tree, q, ws, comp, mass.reshape(mass.size))
 
 
 # Rows of the `law` table of effort_kernel (per joint) and of its `out` table.
@@ -645,18 +867,3 @@ def effort_kernel(
         out[OUT_CLAMPED, i] = 1.0 if abs(total) > limit else 0.0
         out[OUT_TOTAL, i] = min(max(total, -limit), limit)
     return OK if check == 0.0 else NOT_FINITE
-
-
-# The kernels called from Python (dynamics.warm compiles and then locks them).
-ENTRY_POINTS = (
-    effort_kernel,
-    joint_transforms,
-    root_rotations,
-    rnea_kernel,
-    rnea_wrench_kernel,
-    rnea_batch_kernel,
-    gravity_kernel,
-    gravity_batch_kernel,
-    mass_matrix_kernel,
-    mass_matrix_batch_kernel,
-)

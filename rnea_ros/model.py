@@ -9,15 +9,38 @@ counts. Links rigidly attached to the root carry no dynamics (the root is fixed)
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from functools import cached_property
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from ._jit import HAVE_NUMBA
-from .errors import URDFError
-from .kernels import BODY_STRIDE, JTYPE, PARENT, PRISMATIC, REVOLUTE, TREE_STRIDE
+from .data import Data
+from .errors import RneaError, UnknownJointError, UnknownLinkError, URDFError
+from .kernels import (
+    B_ARMATURE,
+    B_AXIS,
+    B_INERTIA,
+    B_MASS,
+    B_MOMENT,
+    B_POS,
+    B_ROT,
+    BODY_STRIDE,
+    JTYPE,
+    PARENT,
+    PK_N,
+    PRISMATIC,
+    REVOLUTE,
+    TREE_STRIDE,
+    packed_size,
+    packed_slices,
+)
 from .urdf import Inertial, Joint, Mimic, URDFRobot, check_inertia, parse_urdf
 
-__all__ = ["LinkFrame", "Mimic", "Payload", "RobotModel"]
+__all__ = ["GRAVITY", "LinkFrame", "Mimic", "Payload", "RobotModel"]
+
+GRAVITY = (0.0, 0.0, -9.81)  # the default gravity, root frame, m/s² (rnea_ros.GRAVITY)
 
 
 @dataclass(frozen=True)
@@ -39,7 +62,9 @@ class Payload:
     inertia: np.ndarray
 
 
-def _spatial(mass: float, com: np.ndarray, inertia_com: np.ndarray, rot: np.ndarray, trans: np.ndarray):
+def _spatial(
+    mass: float, com: np.ndarray, inertia_com: np.ndarray, rot: np.ndarray, trans: np.ndarray
+) -> tuple[float, np.ndarray, np.ndarray]:
     """(mass, first moment, inertia about the origin) of a body given in a frame at rot, trans."""
     with np.errstate(over="ignore", invalid="ignore"):  # callers reject non-finite results
         c = rot @ com + trans
@@ -59,6 +84,8 @@ class RobotModel:
     """Fixed-base dynamic model. Build with `RobotModel.from_urdf`; never mutated afterwards.
 
     Arrays indexed by joint follow `joint_names`. Limits are ±inf where the URDF gives none.
+    Derived data is built on first use and kept (`kernel_tree()`, `default_data`); copies made by
+    `with_payload` / `with_armature` build their own.
     """
 
     name: str
@@ -79,8 +106,7 @@ class RobotModel:
     mimic: dict[str, Mimic]
     payload: Payload | None = None
     warnings: tuple[str, ...] = ()  # what was loaded although suspect (see from_urdf)
-    _bare_body: np.ndarray = field(default=None, repr=False)  # body without payload
-    _kernel: object = field(default=None, repr=False)  # see kernel_tree
+    _bare_body: np.ndarray | None = field(default=None, repr=False)  # body without payload (None: body)
 
     @property
     def nv(self) -> int:
@@ -95,21 +121,35 @@ class RobotModel:
     @property
     def armature(self) -> np.ndarray:
         """Reflected rotor inertia per joint, added to M's diagonal (kg m² or kg)."""
-        return self.body[BODY_STRIDE - 1 :: BODY_STRIDE].copy()
+        return self.body[B_ARMATURE::BODY_STRIDE].copy()
 
     def joint_index(self, name: str) -> int:
-        """Index of a movable joint in `joint_names`; KeyError naming it otherwise."""
+        """Index of a movable joint in `joint_names`; UnknownJointError (a KeyError) naming it."""
         try:
             return self.joint_names.index(name)
         except ValueError:
-            raise KeyError(f"joint '{name}' is not a movable joint of the model") from None
+            raise UnknownJointError(f"joint '{name}' is not a movable joint of the model") from None
 
     def link_frame(self, link: str) -> LinkFrame:
-        """Placement of a link in its body; KeyError naming the link when unknown."""
+        """Placement of a link in its body; UnknownLinkError (a KeyError) naming an unknown link."""
         try:
             return self.link_frames[link]
         except KeyError:
-            raise KeyError(f"link '{link}' is not part of the model") from None
+            raise UnknownLinkError(f"link '{link}' is not part of the model") from None
+
+    def create_data(self) -> Data:
+        """A new workspace for this model (and any smaller one), to pass as `data=`; one per thread."""
+        return Data(self)
+
+    @cached_property
+    def default_data(self) -> Data:
+        """The workspace functions use without `data=`: created on first use, one per model, shared
+        by every caller of this model (threads: pass your own `create_data()`). With numba it lives
+        in the model's packed record (see `kernels`)."""
+        if not HAVE_NUMBA:
+            return Data(self)
+        _, _, ws, comp = packed_slices(self.nv)
+        return Data._over(self.nv, self._packed[ws], self._packed[comp])
 
     @classmethod
     def from_urdf(
@@ -126,85 +166,108 @@ class RobotModel:
         inertia (a slightly negative principal moment, a broken triangle inequality, as CAD exports
         and real robot files often have) is kept as written, like Pinocchio and KDL do, and named
         in `warnings`; with strict=True it raises URDFError instead. Links rigidly attached
-        to the fixed root carry no dynamics and are not checked. The first build in a process also
-        compiles (or loads from numba's disk cache) every kernel, so no call compiles later.
+        to the fixed root carry no dynamics and are not checked. Compiles nothing: see
+        `rnea_ros.compile_kernels`.
         """
-        model = _build(parse_urdf(xml_text), root_link, tip_link, strict)
-        from .dynamics import warm  # here, not at the top: dynamics imports this module
-
-        warm()
-        return model
+        return _build(parse_urdf(xml_text), root_link, tip_link, strict)
 
     def with_payload(
         self,
         link: str,
         mass: float,
-        com: np.ndarray | tuple = (0.0, 0.0, 0.0),
-        inertia: np.ndarray | None = None,
+        com: npt.ArrayLike = (0.0, 0.0, 0.0),
+        inertia: npt.ArrayLike | None = None,
     ) -> RobotModel:
         """A copy carrying a payload on `link` (replacing any previous one); mass 0 removes it.
 
         com is in the link frame (m); inertia (3×3, kg m², link axes) is about the com.
+        UnknownLinkError for an unknown link, RneaError for bad values.
         """
         frame = self.link_frame(link)
         com = np.asarray(com, dtype=float).reshape(3)
         inertia = np.zeros((3, 3)) if inertia is None else np.asarray(inertia, dtype=float)
         what = f"payload on link '{link}'"
         if not np.all(np.isfinite(com)):
-            raise ValueError(f"{what}: com must be finite")
+            raise RneaError(f"{what}: com must be finite")
         try:
             check_inertia(float(mass), inertia, what)
         except URDFError as exc:
-            raise ValueError(str(exc)) from None
-        body = self._bare_body.copy()
+            raise RneaError(str(exc)) from None
+        body = self._bare.copy()
         payload = None
         if mass > 0.0 and frame.body >= 0:
             m, h, i_o = _spatial(float(mass), com, inertia, frame.rotation, frame.translation)
             _add_inertia(body, frame.body, m, h, i_o)
             if not np.all(np.isfinite(body)):
-                raise ValueError(f"{what}: values overflow (too large)")
+                raise RneaError(f"{what}: values overflow (too large)")
         if mass > 0.0:
             payload = Payload(link, float(mass), com, inertia)
-        return replace(self, body=_readonly(body), payload=payload, _kernel=None)
+        return replace(self, body=_readonly(body), payload=payload, _bare_body=self._bare)
 
-    def with_armature(self, armature: np.ndarray) -> RobotModel:
+    def with_armature(self, armature: npt.ArrayLike) -> RobotModel:
         """A copy with per-joint armature (reflected rotor inertia, ≥ 0, `joint_names` order)."""
         armature = np.asarray(armature, dtype=float).reshape(-1)
         if armature.shape != (self.nv,) or not np.all(np.isfinite(armature)) or np.any(armature < 0):
-            raise ValueError(f"armature must be {self.nv} finite values >= 0")
+            raise RneaError(f"armature must be {self.nv} finite values >= 0")
         body = self.body.copy()
-        bare = self._bare_body.copy()
-        body[BODY_STRIDE - 1 :: BODY_STRIDE] = armature
-        bare[BODY_STRIDE - 1 :: BODY_STRIDE] = armature
-        return replace(self, body=_readonly(body), _bare_body=_readonly(bare), _kernel=None)
+        bare = self._bare.copy()
+        body[B_ARMATURE::BODY_STRIDE] = armature
+        bare[B_ARMATURE::BODY_STRIDE] = armature
+        return replace(self, body=_readonly(body), _bare_body=_readonly(bare))
 
-    def kernel_tree(self) -> np.ndarray | list:
-        """The model as the kernels take it (see `kernels`): a private float64 array with numba
-        (writeable, like every kernel argument, so each kernel has one compiled signature), a plain
-        list without. Never modify it."""
-        if self._kernel is None:
-            n = self.nv
-            tree = np.zeros((n, TREE_STRIDE))
-            tree[:, :BODY_STRIDE] = self.body.reshape(n, BODY_STRIDE)
-            tree[:, PARENT] = self.parent
-            tree[:, JTYPE] = self.jtype
-            if HAVE_NUMBA:
-                kernel = tree.reshape(-1)
-            else:  # integers stay integers: they are indices in the kernels
-                kernel = [
-                    x
-                    for i, row in enumerate(tree.tolist())
-                    for x in row[:BODY_STRIDE] + [int(self.parent[i]), int(self.jtype[i])]
-                ]
-            object.__setattr__(self, "_kernel", kernel)
-        return self._kernel
+    @property
+    def _bare(self) -> np.ndarray:
+        return self.body if self._bare_body is None else self._bare_body
+
+    def kernel_tree(self) -> Any:
+        """The model as the kernels take it (the tree record, see `kernels`): a private C-contiguous
+        float64 array with numba (a view of the packed record), a plain list without. Built on
+        first use. Never modify it."""
+        return self._kernel_tree
+
+    @cached_property
+    def _kernel_tree(self) -> Any:
+        if HAVE_NUMBA:
+            return self._packed[packed_slices(self.nv)[0]]
+        tree = self._tree_records()
+        return [  # integers stay integers: they are indices in the kernels
+            x
+            for i, row in enumerate(tree.tolist())
+            for x in row[:BODY_STRIDE] + [int(self.parent[i]), int(self.jtype[i])]
+        ]
+
+    def _tree_records(self) -> np.ndarray:
+        """(nv, TREE_STRIDE): each body record followed by its parent and joint type."""
+        n = self.nv
+        tree = np.zeros((n, TREE_STRIDE))
+        tree[:, :BODY_STRIDE] = self.body.reshape(n, BODY_STRIDE)
+        tree[:, PARENT] = self.parent
+        tree[:, JTYPE] = self.jtype
+        return tree
+
+    @cached_property
+    def _packed(self) -> np.ndarray:
+        """The packed record (see `kernels`): the tree, the default gravity, and the workspace of
+        `default_data`; one argument for the fast paths of `dynamics`."""
+        n = self.nv
+        packed = np.zeros(packed_size(n))
+        tree, gravity, _, _ = packed_slices(n)
+        packed[PK_N] = n
+        packed[tree] = self._tree_records().reshape(-1)
+        packed[gravity] = GRAVITY
+        return packed
+
+    @cached_property
+    def _kernel_args(self) -> tuple[int, np.ndarray]:
+        """(nv, packed record): what the fast paths of `dynamics` read in one attribute access."""
+        return self.nv, self._packed
 
 
 def _add_inertia(body: np.ndarray, i: int, mass: float, h: np.ndarray, i_o: np.ndarray) -> None:
     b = i * BODY_STRIDE
-    body[b + 15] += mass
-    body[b + 16 : b + 19] += h
-    body[b + 19 : b + 25] += (i_o[0, 0], i_o[0, 1], i_o[0, 2], i_o[1, 1], i_o[1, 2], i_o[2, 2])
+    body[b + B_MASS] += mass
+    body[b + B_MOMENT : b + B_MOMENT + 3] += h
+    body[b + B_INERTIA : b + B_INERTIA + 6] += i_o[np.triu_indices(3)]  # xx, xy, xz, yy, yz, zz
 
 
 def _tree(robot: URDFRobot) -> tuple[str, dict[str, list[Joint]]]:
@@ -271,9 +334,9 @@ def _build(robot: URDFRobot, root_link: str | None, tip_link: str | None, strict
         trans = here.rotation @ joint.translation + here.translation
         if joint.type != "fixed" and (chain is None or joint.name in chain):
             rec = np.zeros(BODY_STRIDE)
-            rec[0:9] = rot.reshape(9)
-            rec[9:12] = trans
-            rec[12:15] = joint.axis
+            rec[B_ROT : B_ROT + 9] = rot.reshape(9)
+            rec[B_POS : B_POS + 3] = trans
+            rec[B_AXIS : B_AXIS + 3] = joint.axis
             if not np.all(np.isfinite(rec)):
                 raise URDFError(f"joint '{joint.name}': origin overflows (too large)")
             records.append(rec)

@@ -38,6 +38,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .dynamics import GRAVITY, mass_matrix, nonlinear_effects, rnea
+from .errors import RneaError, UnknownLinkError
 from .model import RobotModel
 
 __all__ = [
@@ -116,7 +117,7 @@ class Ellipsoid:
 
 def _check_link(model: RobotModel, link: str) -> None:
     if link not in model.link_frames:
-        raise ValueError(f"link '{link}' is not part of the model")
+        raise UnknownLinkError(f"link '{link}' is not part of the model")
 
 
 def _states(x: npt.ArrayLike, name: str, n: int) -> np.ndarray:
@@ -124,18 +125,18 @@ def _states(x: npt.ArrayLike, name: str, n: int) -> np.ndarray:
     try:
         a = np.asarray(x, dtype=float)
     except (TypeError, ValueError):
-        raise ValueError(f"{name} must be an array of numbers") from None
+        raise RneaError(f"{name} must be an array of numbers") from None
     if a.ndim not in (1, 2) or a.shape[-1] != n:
-        raise ValueError(f"{name} must have shape ({n},) or (N, {n}), got {a.shape}")
+        raise RneaError(f"{name} must have shape ({n},) or (N, {n}), got {a.shape}")
     if not np.all(np.isfinite(a)):
-        raise ValueError(f"{name} contains NaN or Inf")
+        raise RneaError(f"{name} contains NaN or Inf")
     return a
 
 
 def _rcond(rcond: float) -> float:
     r = float(rcond)
     if not 0.0 < r < 1.0:
-        raise ValueError(f"rcond must be in (0, 1), got {rcond}")
+        raise RneaError(f"rcond must be in (0, 1), got {rcond}")
     return r
 
 
@@ -146,17 +147,17 @@ def _selection(part: Part) -> np.ndarray | None:
             return None
         if part == "linear":
             return _LINEAR
-        raise ValueError(f"part must be 'full', 'linear' or a (k, 6) array, got '{part}'")
+        raise RneaError(f"part must be 'full', 'linear' or a (k, 6) array, got '{part}'")
     try:
         s = np.asarray(part, dtype=float)
     except (TypeError, ValueError):
-        raise ValueError("part must be 'full', 'linear' or a (k, 6) array") from None
+        raise RneaError("part must be 'full', 'linear' or a (k, 6) array") from None
     if s.ndim != 2 or s.shape[1] != 6 or not 1 <= s.shape[0] <= 6:
-        raise ValueError(f"part must be a (k, 6) array with 1 <= k <= 6, got shape {s.shape}")
+        raise RneaError(f"part must be a (k, 6) array with 1 <= k <= 6, got shape {s.shape}")
     if not np.all(np.isfinite(s)):
-        raise ValueError("part contains NaN or Inf")
+        raise RneaError("part contains NaN or Inf")
     if np.linalg.matrix_rank(s) < s.shape[0]:
-        raise ValueError("part must have independent rows")
+        raise RneaError("part must have independent rows")
     return s
 
 
@@ -165,7 +166,7 @@ def _unit(direction: npt.ArrayLike, name: str) -> np.ndarray:
     d = _states(direction, name, 3)
     norm = np.linalg.norm(d, axis=-1, keepdims=True)
     if np.any(norm == 0.0):
-        raise ValueError(f"{name} must not be zero")
+        raise RneaError(f"{name} must not be zero")
     return d / norm
 
 
@@ -215,7 +216,7 @@ def jacobian_dot_qd(model: RobotModel, q: npt.ArrayLike, qd: npt.ArrayLike, link
     q2 = _states(q, "q", model.nv)
     qd2 = _states(qd, "qd", model.nv)
     if q2.shape != qd2.shape:
-        raise ValueError(f"q and qd must have the same shape, got {q2.shape}, {qd2.shape}")
+        raise RneaError(f"q and qd must have the same shape, got {q2.shape}, {qd2.shape}")
     single = q2.ndim == 1
     q2, qd2 = np.atleast_2d(q2), np.atleast_2d(qd2)
     out = _jdot_qd(_jacobian_rows(model, q2, link, range(6)), qd2)
@@ -266,7 +267,7 @@ def task_space_inertia(
     r = _rcond(rcond)
     q1 = _states(q, "q", model.nv)
     if q1.ndim != 1:
-        raise ValueError(f"q must have shape ({model.nv},): one configuration")
+        raise RneaError(f"q must have shape ({model.nv},): one configuration")
     inv = _inverse_inertia(model, q1[None], link, s)[0]
     lam, cond, ok = _invert(inv, r)
     return TaskSpaceInertia(inv[0], lam[0] if ok[0] else None, float(cond[0]), r)
@@ -291,7 +292,7 @@ def task_space_bias(
     q2 = _states(q, "q", model.nv)
     qd2 = _states(qd, "qd", model.nv)
     if q2.shape != qd2.shape:
-        raise ValueError(f"q and qd must have the same shape, got {q2.shape}, {qd2.shape}")
+        raise RneaError(f"q and qd must have the same shape, got {q2.shape}, {qd2.shape}")
     single = q2.ndim == 1
     q2, qd2 = np.atleast_2d(q2), np.atleast_2d(qd2)
     inv, y, jac = _inverse_inertia(model, q2, link, s)
@@ -334,10 +335,10 @@ def apparent_mass(
     u = _unit(direction, "direction")
     single = q2.ndim == 1
     if single and u.ndim == 2:
-        raise ValueError("direction must have shape (3,) for one configuration")
+        raise RneaError("direction must have shape (3,) for one configuration")
     q2 = np.atleast_2d(q2)
     if u.ndim == 2 and u.shape[0] != q2.shape[0]:
-        raise ValueError(f"direction must have shape (3,) or ({q2.shape[0]}, 3), got {u.shape}")
+        raise RneaError(f"direction must have shape (3,) or ({q2.shape[0]}, 3), got {u.shape}")
     if u.ndim == 1:  # J_vᵀ u straight from rnea: one call
         b = _jt(model, q2, np.zeros_like(q2), link, np.concatenate([u, np.zeros(3)]))
     else:
@@ -361,12 +362,12 @@ def tip_apparent_mass(
     q1 = _states(q, "q", model.nv)
     qd1 = _states(qd, "qd", model.nv)
     if q1.ndim != 1 or qd1.ndim != 1:
-        raise ValueError(f"q and qd must have shape ({model.nv},): one state")
+        raise RneaError(f"q and qd must have shape ({model.nv},): one state")
     rest = _unit(rest_direction, "rest_direction")
     if rest.ndim != 1:
-        raise ValueError("rest_direction must have shape (3,)")
+        raise RneaError("rest_direction must have shape (3,)")
     if not rest_speed >= 0.0:
-        raise ValueError(f"rest_speed must be >= 0, got {rest_speed}")
+        raise RneaError(f"rest_speed must be >= 0, got {rest_speed}")
     jv = _jacobian_rows(model, q1[None], link, range(3))[0]
     v = jv @ qd1
     speed = float(np.linalg.norm(v))
@@ -382,7 +383,7 @@ def _eig(model: RobotModel, q, link: str, part: Part, rcond: float):
     r = _rcond(rcond)
     q1 = _states(q, "q", model.nv)
     if q1.ndim != 1:
-        raise ValueError(f"q must have shape ({model.nv},): one configuration")
+        raise RneaError(f"q must have shape ({model.nv},): one configuration")
     mu, vec = np.linalg.eigh(_inverse_inertia(model, q1[None], link, s)[0][0])
     return mu, vec, r
 

@@ -18,11 +18,13 @@ Arrays in `model.joint_names` order; times s; efforts N m or N.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from .dynamics import GRAVITY, rnea
+from .errors import RneaError
 from .feedforward import COMPENSABLE
 from .friction import Friction
 from .model import RobotModel
@@ -112,14 +114,15 @@ def _solve(toppra, constraints, path, count: int):
     """TOPP-RA on `count` equal stages; on failure again on half as many (twice): near a rest at
     the path's ends q' → 0 makes the last stages' programs degenerate on fine grids."""
     for stages in (count, count // 2, count // 4):
-        grid = np.linspace(*path.path_interval, max(stages, 2) + 1)
+        start, end = path.path_interval
+        grid = np.linspace(start, end, max(stages, 2) + 1)
         algorithm = toppra.algorithm.TOPPRA(
             constraints, path, gridpoints=grid, solver_wrapper="seidel", parametrizer="ParametrizeConstAccel"
         )
         retimed = algorithm.compute_trajectory(0.0, 0.0)
         if retimed is not None:
             return retimed
-    raise ValueError(
+    raise RneaError(
         "TOPP-RA found no parameterisation within the limits (static efforts beyond a limit?): "
         f"{algorithm.problem_data.return_code}"
     )
@@ -153,16 +156,17 @@ def time_optimal_parameterisation(
     toppra = _toppra()
     sampler = TrajectorySampler(times, positions, velocities, accelerations)
     if sampler.nv != model.nv:
-        raise ValueError(f"positions must have {model.nv} columns (model order), got {sampler.nv}")
+        raise RneaError(f"positions must have {model.nv} columns (model order), got {sampler.nv}")
     if sampler.duration <= 0:
-        raise ValueError("the trajectory needs at least two points")
+        raise RneaError("the trajectory needs at least two points")
     terms = _switches(compensate)
     friction = _friction(model, friction)
     coulomb = np.zeros(model.nv)
     if "friction" in terms and friction is not None:
         if np.any(friction.viscous != 0):
-            raise ValueError("friction: TOPP-RA cannot model viscous friction (linear in path speed)")
-        coulomb = np.maximum(friction.coulomb, friction.static)
+            raise RneaError("friction: TOPP-RA cannot model viscous friction (linear in path speed)")
+        static = friction.coulomb if friction.static is None else friction.static  # None: coulomb
+        coulomb = np.maximum(friction.coulomb, static)
     tau_lim = _per_joint(effort_limit, model.effort_limit, "effort_limit")
     v_lim = _per_joint(velocity_limit, model.velocity_limit, "velocity_limit")
     checked = np.zeros(model.nv, dtype=bool)
@@ -171,7 +175,12 @@ def time_optimal_parameterisation(
     v_bound = np.where(checked & np.isfinite(v_lim), v_lim, _NO_LIMIT)
     count = int(gridpoints or min(_MAX_GRID, max(100, 4 * int(np.ceil(sampler.duration / period)))))
     path = _path(toppra, sampler)
-    law = {"gravity": gravity, "friction": friction, "compensate": terms, "wrenches": wrenches}
+    law: dict[str, Any] = {
+        "gravity": gravity,
+        "friction": friction,
+        "compensate": terms,
+        "wrenches": wrenches,
+    }
     # TOPP-RA holds the limits at its grid points; at the samples between them they may be
     # exceeded slightly (bench: < 0.3 % with the default grid): then tighten those joints' bounds
     # by the excess squared and solve again.
@@ -202,6 +211,6 @@ def time_optimal_parameterisation(
             return points
         tighten_tau /= np.where(over_tau > 1.0, over_tau**2 * (1 + 1e-4), 1.0)
         tighten_v /= np.where(over_v > 1.0, over_v**2 * (1 + 1e-4), 1.0)
-    raise ValueError(
+    raise RneaError(
         f"TOPP-RA: limits still exceeded between grid points after {_ATTEMPTS} attempts; try more gridpoints"
     )

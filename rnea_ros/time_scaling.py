@@ -27,11 +27,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from .dynamics import GRAVITY, rnea
+from .errors import RneaError
 from .feedforward import COMPENSABLE
 from .friction import Friction
 from .model import RobotModel
@@ -79,7 +81,7 @@ def scale_trajectory(
     accelerations / k²); None stays None. JTC's spline through them is q(t / k) exactly."""
     k = float(k)
     if not (np.isfinite(k) and k > 0):
-        raise ValueError(f"k must be finite and > 0, got {k}")
+        raise RneaError(f"k must be finite and > 0, got {k}")
     return (
         np.asarray(times, dtype=float) * k,
         np.array(positions, dtype=float),
@@ -186,9 +188,9 @@ def _per_joint(value, default: np.ndarray, name: str) -> np.ndarray:
     try:
         a = np.broadcast_to(np.asarray(value, dtype=float), default.shape).copy()
     except (TypeError, ValueError):
-        raise ValueError(f"{name} must be one value or {default.size} (one per joint)") from None
+        raise RneaError(f"{name} must be one value or {default.size} (one per joint)") from None
     if np.any(np.isnan(a)) or np.any(a < 0):
-        raise ValueError(f"{name} must be >= 0 (inf = none) per joint")
+        raise RneaError(f"{name} must be >= 0 (inf = none) per joint")
     return a
 
 
@@ -198,7 +200,7 @@ def _checked(model: RobotModel, joints: Iterable[str] | None) -> np.ndarray:
     names = [joints] if isinstance(joints, str) else list(joints)
     unknown = [j for j in names if j not in model.joint_names]
     if unknown:
-        raise ValueError(f"joints: {unknown} are not movable joints of the model")
+        raise RneaError(f"joints: {unknown} are not movable joints of the model")
     return np.array(sorted({model.joint_index(j) for j in names}), dtype=np.int64)
 
 
@@ -259,13 +261,18 @@ def minimal_time_scale(
     points = (times, positions, velocities, accelerations)
     sampler = TrajectorySampler(*points)
     if sampler.nv != model.nv:
-        raise ValueError(f"positions must have {model.nv} columns (model order), got {sampler.nv}")
+        raise RneaError(f"positions must have {model.nv} columns (model order), got {sampler.nv}")
     terms = _switches(compensate)
     friction = _friction(model, friction)
     tau_lim = _per_joint(effort_limit, model.effort_limit, "effort_limit")
     v_lim = _per_joint(velocity_limit, model.velocity_limit, "velocity_limit")
     checked = _checked(model, joints)
-    law = {"gravity": gravity, "friction": friction, "compensate": terms, "wrenches": wrenches}
+    law: dict[str, Any] = {
+        "gravity": gravity,
+        "friction": friction,
+        "compensate": terms,
+        "wrenches": wrenches,
+    }
     duration = sampler.duration
 
     def decompose(t: np.ndarray) -> _Decomposition:
@@ -355,16 +362,23 @@ def check_limits(
     points = (times, positions, velocities, accelerations)
     sampler = TrajectorySampler(*points)
     if sampler.nv != model.nv:
-        raise ValueError(f"positions must have {model.nv} columns (model order), got {sampler.nv}")
+        raise RneaError(f"positions must have {model.nv} columns (model order), got {sampler.nv}")
     terms, friction = _switches(compensate), _friction(model, friction)
-    law = {"gravity": gravity, "friction": friction, "compensate": terms, "wrenches": wrenches}
+    law: dict[str, Any] = {
+        "gravity": gravity,
+        "friction": friction,
+        "compensate": terms,
+        "wrenches": wrenches,
+    }
     tau_lim = _per_joint(effort_limit, model.effort_limit, "effort_limit")
     v_lim = _per_joint(velocity_limit, model.velocity_limit, "velocity_limit")
     ratio, where = _worst(model, points, float(k), period, law, tau_lim, v_lim, _checked(model, joints))
     return _result(model, float(k), sampler.duration, ratio, where)
 
 
-def _worst(model, points, k, period, law, tau_lim, v_lim, checked) -> tuple[float, tuple[float, int, str]]:
+def _worst(
+    model, points: tuple[Any, Any, Any, Any], k, period, law, tau_lim, v_lim, checked
+) -> tuple[float, tuple[float, int, str]]:
     """Largest |τ|/L or |q̇|/v_max over the scaled, resampled trajectory and where."""
     scaled = TrajectorySampler(*scale_trajectory(*points, k=k))
     t, q, qd, qdd = resample(scaled, period)

@@ -10,16 +10,18 @@ from __future__ import annotations
 
 import numpy as np
 
+from .errors import RneaError
+
 
 def _matrix(value, name: str, shape: tuple[int, int]) -> np.ndarray:
     try:
         a = np.asarray(value, dtype=float)
     except (TypeError, ValueError):
-        raise ValueError(f"{name} must have shape {shape} (ragged or not numbers)") from None
+        raise RneaError(f"{name} must have shape {shape} (ragged or not numbers)") from None
     if a.shape != shape:
-        raise ValueError(f"{name} must have shape {shape}, got {a.shape}")
+        raise RneaError(f"{name} must have shape {shape}, got {a.shape}")
     if not np.all(np.isfinite(a)):
-        raise ValueError(f"{name} contains NaN or Inf")
+        raise RneaError(f"{name} contains NaN or Inf")
     return a
 
 
@@ -62,17 +64,17 @@ class TrajectorySampler:
         until its time)."""
         t = np.asarray(times, dtype=float).reshape(-1)
         if t.size == 0:
-            raise ValueError("a trajectory needs at least one point")
+            raise RneaError("a trajectory needs at least one point")
         if not np.all(np.isfinite(t)) or t[0] < 0:
-            raise ValueError("time_from_start must be finite and >= 0")
+            raise RneaError("time_from_start must be finite and >= 0")
         if np.any(np.diff(t) <= 0):
-            raise ValueError("time_from_start must be strictly increasing")
+            raise RneaError("time_from_start must be strictly increasing")
         n = len(positions[0]) if len(positions) else 0
         q = _matrix(positions, "positions", (t.size, n))
         v = None if velocities is None else _matrix(velocities, "velocities", q.shape)
         a = None if accelerations is None else _matrix(accelerations, "accelerations", q.shape)
         if a is not None and v is None:
-            raise ValueError("accelerations need velocities")
+            raise RneaError("accelerations need velocities")
         if start is not None and t[0] > 0:
             q0, v0, a0 = (_matrix(np.reshape(x, (1, -1)), "start", (1, n)) for x in start)
             t = np.concatenate([[0.0], t])
@@ -85,7 +87,7 @@ class TrajectorySampler:
         dt = np.diff(t)
         if dt.size == 0:
             self._coeffs = np.zeros((6, 0, n))
-        elif a is not None:
+        elif a is not None and v is not None:  # accelerations come with velocities (checked)
             self._coeffs = _coefficients(q[:-1], v[:-1], a[:-1], q[1:], v[1:], a[1:], dt)
         elif v is not None:
             self._coeffs = _cubic(q[:-1], v[:-1], q[1:], v[1:], dt)

@@ -20,11 +20,13 @@ wrenches (a link's wrench on its environment, root-frame axes, held constant) in
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from .dynamics import GRAVITY, gravity_torques, rnea
+from .errors import RneaError
 from .feedforward import COMPENSABLE
 from .friction import Friction, friction_torques
 from .model import RobotModel
@@ -45,7 +47,7 @@ def sampler_of(trajectory: Trajectory) -> TrajectorySampler:
     if isinstance(trajectory, TrajectorySampler):
         return trajectory
     if not isinstance(trajectory, tuple | list) or not 2 <= len(trajectory) <= 4:
-        raise ValueError(
+        raise RneaError(
             "trajectory must be a TrajectorySampler or (times, positions[, velocities[, accelerations]])"
         )
     return TrajectorySampler(*trajectory)
@@ -54,7 +56,7 @@ def sampler_of(trajectory: Trajectory) -> TrajectorySampler:
 def uniform_times(duration: float, period: float) -> np.ndarray:
     """0, period, 2 period, … and `duration` itself as the last time (a shorter last step)."""
     if not (np.isfinite(period) and period > 0):
-        raise ValueError(f"period must be > 0 s, got {period}")
+        raise RneaError(f"period must be > 0 s, got {period}")
     count = int(np.ceil(duration / period - 1e-9))
     return np.minimum(np.arange(count + 1) * period, duration)
 
@@ -73,7 +75,7 @@ def _switches(compensate: Iterable[str]) -> frozenset[str]:
     terms = frozenset(compensate) if not isinstance(compensate, str) else frozenset([compensate])
     unknown = sorted(terms - set(COMPENSABLE))
     if unknown:
-        raise ValueError(f"compensate: unknown terms {unknown}, expected some of {list(COMPENSABLE)}")
+        raise RneaError(f"compensate: unknown terms {unknown}, expected some of {list(COMPENSABLE)}")
     return terms
 
 
@@ -84,18 +86,18 @@ def _states(model: RobotModel, q, qd, qdd) -> tuple[np.ndarray, np.ndarray, np.n
         try:
             a = np.array(x, dtype=float, order="C", ndmin=2)
         except (TypeError, ValueError):
-            raise ValueError(f"{name} must be an array of numbers") from None
+            raise RneaError(f"{name} must be an array of numbers") from None
         if a.ndim != 2 or a.shape[1] != n:
-            raise ValueError(f"{name} must have shape (N, {n}), got {np.shape(x)}")
+            raise RneaError(f"{name} must have shape (N, {n}), got {np.shape(x)}")
         arrays.append(a)
     if not arrays[0].shape == arrays[1].shape == arrays[2].shape:
-        raise ValueError("q, qd and qdd must have the same number of samples")
+        raise RneaError("q, qd and qdd must have the same number of samples")
     return arrays[0], arrays[1], arrays[2]
 
 
 def _friction(model: RobotModel, friction: Friction | None) -> Friction | None:
     if friction is not None and friction.viscous.shape != (model.nv,):
-        raise ValueError(f"friction must have {model.nv} joints, got {friction.viscous.size}")
+        raise RneaError(f"friction must have {model.nv} joints, got {friction.viscous.size}")
     return friction
 
 
@@ -180,14 +182,19 @@ def interpolation_error(
     `refine` − 1 extra times inside every resampled interval. For a smooth τ the error is about
     period² max|τ̈| / 8, so halving the period quarters it."""
     if int(refine) < 2:
-        raise ValueError(f"refine must be >= 2, got {refine}")
+        raise RneaError(f"refine must be >= 2, got {refine}")
     refine = int(refine)
     sampler = sampler_of(trajectory)
     t, q, qd, qdd = resample(sampler, period)
     n = model.nv
     if t.size < 2:
         return np.zeros(n)
-    law = {"gravity": gravity, "friction": friction, "compensate": compensate, "wrenches": wrenches}
+    law: dict[str, Any] = {
+        "gravity": gravity,
+        "friction": friction,
+        "compensate": compensate,
+        "wrenches": wrenches,
+    }
     tau = trajectory_efforts(model, q, qd, qdd, **law)
     alpha = np.arange(1, refine) / refine  # (r,)
     fine = t[:-1, None] + alpha * np.diff(t)[:, None]  # (N-1, r)
@@ -214,10 +221,15 @@ def period_for_tolerance(
     Coulomb friction's tanh step, for instance, is not resolved by any practical period)."""
     tol = np.broadcast_to(np.asarray(tolerance, dtype=float), (model.nv,))
     if np.any(~(tol > 0)):
-        raise ValueError("tolerance must be > 0")
+        raise RneaError("tolerance must be > 0")
     if not (0 < min_period <= max_period):
-        raise ValueError(f"need 0 < min_period <= max_period, got {min_period}, {max_period}")
-    law = {"gravity": gravity, "friction": friction, "compensate": compensate, "wrenches": wrenches}
+        raise RneaError(f"need 0 < min_period <= max_period, got {min_period}, {max_period}")
+    law: dict[str, Any] = {
+        "gravity": gravity,
+        "friction": friction,
+        "compensate": compensate,
+        "wrenches": wrenches,
+    }
     sampler = sampler_of(trajectory)
     period = float(max_period)
     for _ in range(8):

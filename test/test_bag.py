@@ -9,6 +9,8 @@ from rosbags.typesys import Stores, get_typestore
 
 from rnea_ros.bag import read_joint_states, write_joint_states
 
+pytestmark = pytest.mark.unit
+
 NAMES = ["a", "b", "c"]
 
 

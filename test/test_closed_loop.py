@@ -20,6 +20,8 @@ from rnea_ros.sim.demo import argument_parser
 from rnea_ros.sim.report import check_targets, summarize
 from rnea_ros.sim.scenario import Refused, make_config
 
+pytestmark = pytest.mark.system
+
 GAIN_TOLERANCE = 1e-3  # a coasting arm may end with at most 0.1 % more kinetic energy than it started
 
 

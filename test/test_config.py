@@ -22,8 +22,9 @@ from rnea_ros import RobotModel
 from rnea_ros.node.parameters import INVERSE_DYNAMICS as SPECS
 from rnea_ros.node.parameters import TRAJECTORY_FEEDFORWARD
 from rnea_ros.robots import example_urdf_path
+from rnea_ros.testing.rosgraph import Driver, rclpy, stop
 
-from .rosgraph import Driver, rclpy, stop
+pytestmark = pytest.mark.ros
 
 ROOT = Path(__file__).resolve().parent.parent
 NODE_CONFIG = ROOT / "config" / "inverse_dynamics.yaml"

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from pinref import PinRef, relerr
 
 from rnea_ros import (
     IllConditionedError,
+    UnknownLinkError,
     constrained_forward_dynamics,
     constrained_inverse_dynamics,
     constraint_multipliers,
@@ -17,7 +19,7 @@ from rnea_ros import (
     link_pose,
 )
 
-from .pinref import PinRef, relerr
+pytestmark = pytest.mark.unit
 
 CASES = [("panda", "panda_hand"), ("ur5", "ee_link")]
 _REFS: dict[str, PinRef] = {}
@@ -228,7 +230,7 @@ def test_bad_constraints_raise_value_error_naming_them() -> None:
         constrained_inverse_dynamics(model, q, q, q, a, adot_qd=[1.0, 2.0])
     with pytest.raises(ValueError, match="directions"):
         link_constraint(model, q, q, "ee_link", [[0, 1.0]])
-    with pytest.raises(ValueError, match="link 'nope'"):
+    with pytest.raises(UnknownLinkError, match="link 'nope'"):
         link_constraint(model, q, q, "nope", [[0, 0, 1.0]])
     with pytest.raises(ValueError, match="m must be"):
         constraint_projection(np.ones((2, 3)), a)

@@ -23,6 +23,8 @@ from pathlib import Path
 import psutil
 import pytest
 
+pytestmark = pytest.mark.system
+
 DOMAIN = 100 + (os.getpid() + 37) % 100  # not this pytest process's own domain (test/rosgraph.py)
 CHILDREN = {"rnea_ros.node.main", "rnea_ros.sim.sim_node", "rnea_ros.sim.multisine_node"}
 

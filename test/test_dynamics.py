@@ -19,6 +19,8 @@ from rnea_ros import (
 from rnea_ros.robots import example_urdf_path
 from rnea_ros.urdf import parse_urdf
 
+pytestmark = pytest.mark.unit
+
 ROBOTS = {
     "panda": "panda_hand",
     "ur5": "ee_link",

@@ -5,14 +5,15 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from robot_files import urdf_text
+from test_time_scaling import panda_multisine
 
 from rnea_ros import Friction, RobotModel
 from rnea_ros.demo import PANDA_ARM, PANDA_HOME
 from rnea_ros.effort_trajectory import effort_trajectory
 from rnea_ros.trajectory_efforts import DEFAULT_RESAMPLE_PERIOD, trajectory_efforts
 
-from .conftest import urdf_text
-from .test_time_scaling import panda_multisine
+pytestmark = pytest.mark.unit
 
 
 @pytest.fixture(scope="module")

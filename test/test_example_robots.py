@@ -13,6 +13,8 @@ import pytest
 from rnea_ros import RobotModel, mass_matrix, rnea
 from rnea_ros.robots import example_robots_dir
 
+pytestmark = pytest.mark.unit
+
 ROOT = example_robots_dir()
 FILES = sorted(p for p in ROOT.rglob("*.urdf"))
 RTOL = 1e-9

@@ -1,5 +1,6 @@
-"""The pure-Python fallback (RNEA_ROS_NO_NUMBA=1) agrees with the compiled kernels, and building a
-model compiles every kernel up front so that no later call compiles (nothing here is timed)."""
+"""The pure-Python fallback (RNEA_ROS_NO_NUMBA=1) agrees with the compiled kernels; nothing compiles
+before a kernel is used, and after `compile_kernels()` no call compiles anything (nothing here is
+timed); arguments of any type give the same results as on the fast path."""
 
 from __future__ import annotations
 
@@ -13,7 +14,10 @@ import pytest
 
 from rnea_ros import (
     Data,
+    Friction,
     RobotModel,
+    compile_kernels,
+    compiled,
     forward_dynamics,
     gravity_torques,
     jacobian,
@@ -22,9 +26,11 @@ from rnea_ros import (
     nonlinear_effects,
     rnea,
 )
-from rnea_ros import kernels as k
 from rnea_ros._jit import HAVE_NUMBA
+from rnea_ros.feedforward import EffortLaw, Efforts, compute_efforts
 from rnea_ros.robots import example_urdf_path
+
+pytestmark = pytest.mark.unit
 
 needs_numba = pytest.mark.skipif(not HAVE_NUMBA, reason="numba is not installed or is disabled")
 PANDA = example_urdf_path("panda").read_text()
@@ -85,18 +91,62 @@ def test_fallback_matches_compiled_kernels() -> None:
         assert np.max(np.abs(py[name] - expected)) < 1e-12, name
 
 
+# Runs in a fresh interpreter: what is compiled after import, model build and a first rnea.
+LAZY = """
+import json
+import numpy as np
+from rnea_ros import RobotModel, rnea
+from rnea_ros import compiled
+from rnea_ros.robots import example_urdf_path
+
+def ready():  # the kernels compiled so far: entry points, and any signature numba holds
+    return sorted(
+        {kernel.name for kernel in compiled.KERNELS if kernel.ready}
+        | {f"{kernel.name} (as a callee)" for kernel in compiled.KERNELS if kernel.signatures}
+    )
+
+steps = {"import": ready()}
+model = RobotModel.from_urdf(example_urdf_path("panda").read_text())
+steps["from_urdf"] = ready()
+z = np.zeros(model.nv)
+steps["rnea"] = ready()
+steps["tau"] = rnea(model, z, z, z).tolist()
+steps["after rnea"] = ready()
+print(json.dumps(steps))
+"""
+
+
 @needs_numba
-def test_model_build_compiles_every_kernel_and_later_calls_compile_nothing() -> None:
+def test_nothing_compiles_until_a_kernel_is_used() -> None:
+    proc = subprocess.run([sys.executable, "-c", LAZY], capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    steps = json.loads(proc.stdout.splitlines()[-1])
+    assert steps["import"] == steps["from_urdf"] == steps["rnea"] == []
+    assert "rnea_packed_kernel" in steps["after rnea"]
+    assert not any(name.startswith(("gravity", "mass_matrix", "effort")) for name in steps["after rnea"])
     model = RobotModel.from_urdf(PANDA)
-    signatures = {kernel.py_func.__name__: len(kernel.signatures) for kernel in k.ENTRY_POINTS}
-    assert all(signatures.values()), signatures
+    z = np.zeros(model.nv)
+    np.testing.assert_array_equal(steps["tau"], gravity_torques(model, z))
+
+
+@needs_numba
+def test_compile_kernels_readies_every_kernel_and_later_calls_compile_nothing() -> None:
+    report = compile_kernels()
+    assert report.numba and report.seconds >= 0.0
+    assert all(kernel.ready for kernel in compiled.KERNELS)
+    assert compile_kernels().cold_cache is False  # idempotent: nothing left to compile
+    for kernel in compiled.KERNELS:  # each kernel's declared signature is a compiled one
+        assert tuple(kernel.signature) in kernel.signatures, kernel.name
+    signatures = {kernel.name: kernel.signatures for kernel in compiled.KERNELS}
+    model = RobotModel.from_urdf(PANDA)
     q, qd, qdd = _states(model)
     x = q[0].copy()
     frozen = x.copy()
     frozen.flags.writeable = False
     fortran = np.asfortranarray(q)
     # every way of calling the API: one state, a batch, wrenches, gravity as tuple / list / array,
-    # out=, data=, read-only, strided, integer and list arguments, a payload, poses
+    # out=, data=, read-only, strided, integer, float32, big-endian and list arguments, a payload,
+    # poses, the node's effort law
     rnea(model, x, qd[0], qdd[0])
     rnea(model, q, qd, qdd)
     rnea(model, x, qd[0], qdd[0], wrenches={LINK: WRENCH})
@@ -107,13 +157,16 @@ def test_model_build_compiles_every_kernel_and_later_calls_compile_nothing() -> 
     rnea(model, frozen, frozen, frozen)
     rnea(model, fortran, fortran, fortran)
     rnea(model, fortran[0], q[0, ::-1], np.zeros(model.nv, dtype=int))
+    rnea(model, x.astype(np.float32), x.astype(">f8"), x)
     rnea(model, q[0].tolist(), qd[0].tolist(), qdd[0].tolist())
     gravity_torques(model, x)
     gravity_torques(model, q)
     gravity_torques(model, frozen, gravity=(0, 0, -3))
+    gravity_torques(model, fortran[0], gravity=np.array([0.0, 0.0, -1.0])[::-1])
     mass_matrix(model, x)
     mass_matrix(model, q)
     mass_matrix(model, fortran)
+    mass_matrix(model, fortran[1], data=model.create_data())
     nonlinear_effects(model, x, x)
     forward_dynamics(model, x, x, x)
     link_pose(model, frozen, LINK)
@@ -121,7 +174,9 @@ def test_model_build_compiles_every_kernel_and_later_calls_compile_nothing() -> 
     heavy = model.with_payload(LINK, 1.0).with_armature(np.full(model.nv, 0.1))
     rnea(heavy, x, x, x)
     mass_matrix(heavy, q)
-    assert {kernel.py_func.__name__: len(kernel.signatures) for kernel in k.ENTRY_POINTS} == signatures
+    efforts = Efforts(model, Friction.from_model(model), EffortLaw(kp=1.0, kd=0.1))
+    compute_efforts(efforts, x, qd[0], (q[1], qd[1], qdd[1]), {LINK: WRENCH})
+    assert {kernel.name: kernel.signatures for kernel in compiled.KERNELS} == signatures
 
 
 def test_converted_arguments_give_the_same_result_as_contiguous_arrays() -> None:
@@ -136,6 +191,22 @@ def test_converted_arguments_give_the_same_result_as_contiguous_arrays() -> None
     assert np.array_equal(gravity_torques(model, strided), gravity_torques(model, q[0]))
     assert np.array_equal(mass_matrix(model, frozen), mass_matrix(model, q[0]))
     assert np.array_equal(rnea(model, np.asfortranarray(q), qd, qdd), rnea(model, q, qd, qdd))
+    # dtypes the compiled entry points must never see: converted, same numbers
+    assert np.array_equal(rnea(model, q[0].astype(">f8"), qd[0], qdd[0]), expected)
+    single = q[0].astype(np.float32)
+    widened = single.astype(float)
+    assert np.array_equal(rnea(model, single, qd[0], qdd[0]), rnea(model, widened, qd[0], qdd[0]))
+    row = np.asfortranarray(q)[0]  # a strided view: the entry points take any stride
+    assert not row.flags.c_contiguous
+    assert np.array_equal(gravity_torques(model, row), gravity_torques(model, q[0]))
+    assert np.array_equal(rnea(model, row, row, row), rnea(model, q[0], q[0], q[0]))
+    g = np.array([0.3, -0.2, -9.7])
+    reference = rnea(model, q[0], qd[0], qdd[0], gravity=g)
+    for gravity in (tuple(g), list(g), np.repeat(g, 2)[::2], tuple(g), (0.0, 0.0, -9.81), tuple(g)):
+        expected = reference if np.array_equal(gravity, g) else rnea(model, q[0], qd[0], qdd[0])
+        assert np.array_equal(rnea(model, q[0], qd[0], qdd[0], gravity=gravity), expected), gravity
+        as_array = gravity_torques(model, q[0], gravity=np.array(gravity))
+        assert np.array_equal(gravity_torques(model, q[0], gravity=gravity), as_array)
 
 
 def test_bad_arguments_on_the_fast_path_still_name_the_culprit() -> None:

@@ -9,12 +9,14 @@ import sys
 import time
 
 import numpy as np
+import pytest
 from std_msgs.msg import String
+from test_reliability import BOUNDS, NAMES, PARAMS, PUBLISHER, QD, URDF, Q, expected
 
 from rnea_ros import RobotModel, rnea
+from rnea_ros.testing.rosgraph import Driver, start_node, stop
 
-from .rosgraph import Driver, start_node, stop
-from .test_reliability import BOUNDS, NAMES, PARAMS, PUBLISHER, QD, URDF, Q, expected
+pytestmark = pytest.mark.ros
 
 
 def _publisher() -> subprocess.Popen:
@@ -61,7 +63,8 @@ def test_faults_publisher_restart_description_swap_trajectory_vanishing_node_res
         driver.spin(0.3)
         want = rnea(RobotModel.from_urdf(heavier, tip_link="panda_hand"), Q, QD, np.zeros(7))
         assert np.allclose(
-            _first_answer_after(driver, time.monotonic()), want  # FRICTION_OFF: no friction term
+            _first_answer_after(driver, time.monotonic()),
+            want,  # FRICTION_OFF: no friction term
         )
         driver.description.publish(String(data=URDF))
         driver.spin(0.3)

@@ -11,6 +11,8 @@ from rnea_ros import Friction, RobotModel, friction_torques, gravity_torques, ja
 from rnea_ros.feedforward import COMPENSABLE, EffortLaw, Efforts, compute_efforts
 from rnea_ros.robots import example_urdf_path
 
+pytestmark = pytest.mark.unit
+
 MODEL = RobotModel.from_urdf(example_urdf_path("panda").read_text(), tip_link="panda_hand")
 N = MODEL.nv
 FRICTION = Friction(np.linspace(0.1, 0.7, N), np.linspace(0.2, 0.8, N), 0.05, static=np.full(N, 1.0))

@@ -8,6 +8,8 @@ import pytest
 from rnea_ros import Friction, RobotModel, friction_torques
 from rnea_ros.robots import example_urdf_path
 
+pytestmark = pytest.mark.unit
+
 
 def test_defaults_come_from_urdf_dynamics() -> None:
     model = RobotModel.from_urdf(example_urdf_path("panda").read_text())

@@ -21,6 +21,8 @@ from rnea_ros.friction_compensation import (
 )
 from rnea_ros.robots import example_urdf_path
 
+pytestmark = pytest.mark.unit
+
 ROBOTS = ("xarm_description/urdf/xarm7.urdf", "z1_description/urdf/z1.urdf", "panda", "ur5")
 
 

@@ -17,8 +17,9 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 from rnea_ros import Friction, RobotModel, friction_torques, mass_matrix, rnea
 from rnea_ros.friction_compensation import CompensationRules, feedback_friction
 from rnea_ros.robots import example_urdf_path
+from rnea_ros.testing.rosgraph import Driver, rclpy, start_node, stop
 
-from .rosgraph import Driver, rclpy, start_node, stop
+pytestmark = pytest.mark.ros
 
 URDF = example_urdf_path("xarm_description/urdf/xarm7.urdf").read_text()
 MODEL = RobotModel.from_urdf(URDF)

@@ -5,11 +5,14 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from rnea_ros import RobotModel, URDFError, gravity_torques
 from rnea_ros.robots import example_urdf_path
+
+pytestmark = pytest.mark.unit
 
 SOURCES = {name: example_urdf_path(name).read_text() for name in ("panda", "ur5", "double_pendulum")}
 NUMBERS = st.one_of(

@@ -30,6 +30,8 @@ from rnea_ros.regressor import (
 from rnea_ros.robots import example_urdf_path
 from rnea_ros.sim.multisine import design
 
+pytestmark = pytest.mark.unit
+
 ROBOTS = {"panda": "panda_hand", "ur5": None, "double_pendulum": None}
 
 

@@ -18,6 +18,8 @@ from rnea_ros.regressor import body_columns, joint_columns, standard_parameters,
 from rnea_ros.robots import example_urdf_path
 from rnea_ros.sim.multisine import design
 
+pytestmark = pytest.mark.unit
+
 URDF = example_urdf_path("ur5")
 
 

@@ -9,6 +9,9 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
+
+pytestmark = pytest.mark.system
 
 SCRIPT = Path(__file__).resolve().parents[1] / "bench" / "identify_mismatch.py"
 

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 import yaml
+from test_identify import URDF, record, torques, truth  # noqa: F401 - truth is a fixture
 
 from rnea_ros import RobotModel, rnea
 from rnea_ros.identify import main
+from rnea_ros.testing.rosgraph import Driver, start_node, stop
 
-from .rosgraph import Driver, start_node, stop
-from .test_identify import URDF, record, torques, truth  # noqa: F401 - truth is a fixture
+pytestmark = pytest.mark.ros
 
 
 def test_identified_parameters_load_into_the_node(tmp_path, truth: RobotModel) -> None:  # noqa: F811

@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.ros
+
 # Skip before importing anything of launch: without ROS 2 this module is only collected.
 # (Not `importorskip("launch")`: the repo's launch/ folder would import as a namespace package.)
 WHY = "needs a ROS 2 install (launch_testing, launch_ros); run with launch_test or colcon test"

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from robot_files import urdf_text
 
 from rnea_ros import RobotModel
 from rnea_ros.joint_map import JointMap
 
-from .conftest import urdf_text
+pytestmark = pytest.mark.unit
 
 
 @pytest.fixture(scope="module")

@@ -10,6 +10,8 @@ from rnea_ros import RobotModel
 from rnea_ros.node.joint_states import JointStateCache, layout
 from rnea_ros.robots import example_urdf_path
 
+pytestmark = pytest.mark.unit
+
 PANDA = RobotModel.from_urdf(example_urdf_path("panda").read_text())  # 7 arm + 2 finger joints
 ARM = [f"panda_joint{i}" for i in range(1, 8)]
 OUTPUT = np.arange(7)  # the arm is commanded, the fingers are not

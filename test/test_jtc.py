@@ -15,6 +15,8 @@ import pytest
 
 from rnea_ros.sim.jtc import Gains, JointTrajectoryController
 
+pytestmark = pytest.mark.unit
+
 DT = 0.01
 P, I, D = np.array([10.0, 20.0]), np.array([2.0, 0.0]), np.array([1.0, 3.0])
 FF = np.array([0.5, 0.0])

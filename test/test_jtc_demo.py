@@ -20,6 +20,8 @@ from pathlib import Path
 import psutil
 import pytest
 
+pytestmark = pytest.mark.system
+
 DOMAIN = 100 + (os.getpid() + 53) % 100  # not this pytest process's own domain (test/rosgraph.py)
 CHILDREN = ("rnea_ros.node.trajectory_feedforward", "rnea_ros.sim.sim_node")
 

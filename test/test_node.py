@@ -23,8 +23,9 @@ from rnea_ros import (
     rnea,
 )
 from rnea_ros.robots import example_urdf_path
+from rnea_ros.testing.rosgraph import FRICTION_OFF, Driver, start_node, stop
 
-from .rosgraph import FRICTION_OFF, Driver, start_node, stop
+pytestmark = pytest.mark.ros
 
 URDF = example_urdf_path("panda").read_text()
 MODEL = RobotModel.from_urdf(URDF, tip_link="panda_hand")

@@ -4,14 +4,16 @@ mimic joints, and a node started with an invalid parameter file."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from builtin_interfaces.msg import Duration
 from std_msgs.msg import String
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from rnea_ros import RobotModel, rnea
 from rnea_ros.robots import example_urdf_path
+from rnea_ros.testing.rosgraph import FRICTION_OFF, Driver, start_node, stop
 
-from .rosgraph import FRICTION_OFF, Driver, start_node, stop
+pytestmark = pytest.mark.ros
 
 PANDA = example_urdf_path("panda").read_text()
 UR5 = example_urdf_path("ur5").read_text()

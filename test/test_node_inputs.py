@@ -8,8 +8,9 @@ import pytest
 
 from rnea_ros import RobotModel, rnea
 from rnea_ros.robots import example_urdf_path
+from rnea_ros.testing.rosgraph import FRICTION_OFF, Driver, start_node, stop
 
-from .rosgraph import FRICTION_OFF, Driver, start_node, stop
+pytestmark = pytest.mark.ros
 
 PANDA = example_urdf_path("panda").read_text()
 FULL = RobotModel.from_urdf(PANDA)  # 7 arm + 2 finger joints

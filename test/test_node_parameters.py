@@ -11,8 +11,9 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from rnea_ros import Friction, RobotModel, friction_torques, rnea
 from rnea_ros.robots import example_urdf_path
+from rnea_ros.testing.rosgraph import Driver, start_node, stop
 
-from .rosgraph import Driver, start_node, stop
+pytestmark = pytest.mark.ros
 
 UR5 = example_urdf_path("ur5").read_text()
 KINOVA = example_urdf_path("kinova_description/robots/kinova.urdf").read_text()

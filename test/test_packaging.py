@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.system
+
 REPO = Path(__file__).resolve().parents[1]
 SCRIPTS = (
     "inverse_dynamics_node",
@@ -111,6 +113,7 @@ def test_pip_wheel_has_the_package_and_its_data(tmp_path: Path) -> None:
     names = set(zipfile.ZipFile(wheel).namelist())
     assert "rnea_ros/node/main.py" in names
     assert "rnea_ros/kernels.py" in names
+    assert "rnea_ros/py.typed" in names, "type hints are not marked as shipped (PEP 561)"
     assert not any(n.startswith("test/") for n in names), "tests are packaged"
     data = {n.split(".data/data/", 1)[1] for n in names if ".data/data/" in n}
     assert "share/rnea_ros/launch/inverse_dynamics.launch.py" in data

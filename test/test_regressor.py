@@ -21,6 +21,8 @@ from rnea_ros.regressor import (
 )
 from rnea_ros.robots import example_urdf_path
 
+pytestmark = pytest.mark.unit
+
 ROBOTS = ("panda", "ur5", "double_pendulum", "talos")
 RTOL = 1e-9
 

@@ -20,8 +20,9 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from rnea_ros import Friction, RobotModel, rnea
 from rnea_ros.robots import example_urdf_path
+from rnea_ros.testing.rosgraph import FRICTION_OFF, Driver, start_node, stop
 
-from .rosgraph import FRICTION_OFF, Driver, start_node, stop
+pytestmark = pytest.mark.ros
 
 URDF = example_urdf_path("panda").read_text()
 MODEL = RobotModel.from_urdf(URDF, tip_link="panda_hand")

@@ -15,6 +15,8 @@ from rnea_ros.runaway_guard import G_DISSIPATED, G_INJECTED, SPEED, RunawayGuard
 from rnea_ros.sim.closed_loop import Loop, coast
 from rnea_ros.sim.scenario import home_of, split_arm
 
+pytestmark = pytest.mark.unit
+
 
 def feed(guard: RunawayGuard, m: float, v: np.ndarray, friction: np.ndarray, applied: np.ndarray, dt: float):
     """Run a one-joint record through the guard: velocities v[k], and over each period k → k+1 the

@@ -14,6 +14,8 @@ from rnea_ros.node.runtime import build_runtime
 from rnea_ros.robots import example_urdf_path
 from rnea_ros.schema import defaults
 
+pytestmark = pytest.mark.unit
+
 PANDA = RobotModel.from_urdf(example_urdf_path("panda").read_text())
 ARM = [f"panda_joint{i}" for i in range(1, 8)]
 

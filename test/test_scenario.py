@@ -20,6 +20,8 @@ from rnea_ros.sim.scenario import (
     split_arm,
 )
 
+pytestmark = pytest.mark.unit
+
 URDFS = sorted(str(p.relative_to(example_robots_dir())) for p in example_robots_dir().rglob("*.urdf"))
 
 

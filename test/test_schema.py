@@ -11,6 +11,8 @@ from rnea_ros.errors import ParameterError
 from rnea_ros.node.parameters import INVERSE_DYNAMICS, TRAJECTORY_FEEDFORWARD
 from rnea_ros.schema import Param, is_per_joint_value, validate, validate_value
 
+pytestmark = pytest.mark.unit
+
 SCHEMAS = {"inverse_dynamics": INVERSE_DYNAMICS, "trajectory_feedforward": TRAJECTORY_FEEDFORWARD}
 try:  # the simulator's schema needs mujoco (requirements-dev)
     from rnea_ros.sim.sim_node import SIM, gain_params

@@ -21,6 +21,8 @@ from rnea_ros.sim.multisine import MultiSine, design
 from rnea_ros.sim.report import Recording, check_targets, plot, summarize, table
 from rnea_ros.trajectory import TrajectorySampler
 
+pytestmark = pytest.mark.unit
+
 ROBOTS = ("panda", "ur5", "double_pendulum", "xarm_description/urdf/xarm7.urdf")
 RNG = np.random.default_rng(7)
 

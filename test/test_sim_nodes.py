@@ -24,8 +24,9 @@ from trajectory_msgs.msg import JointTrajectory
 
 from rnea_ros import RobotModel, gravity_torques
 from rnea_ros.robots import example_urdf_path
+from rnea_ros.testing.rosgraph import stop  # sets ROS_DOMAIN_ID and ROS_LOCALHOST_ONLY before rclpy.init
 
-from .rosgraph import stop  # sets ROS_DOMAIN_ID and ROS_LOCALHOST_ONLY before rclpy.init
+pytestmark = pytest.mark.ros
 
 URDF = example_urdf_path("panda").read_text()
 MODEL = RobotModel.from_urdf(URDF)

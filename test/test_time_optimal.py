@@ -8,6 +8,8 @@ import sys
 
 import numpy as np
 import pytest
+from robot_files import urdf_text
+from test_time_scaling import UR5_HOME, panda_multisine, point_to_point
 
 from rnea_ros import Friction, RobotModel, rnea
 from rnea_ros.demo import PANDA_ARM, PANDA_HOME
@@ -15,8 +17,7 @@ from rnea_ros.time_scaling import minimal_time_scale
 from rnea_ros.trajectory import TrajectorySampler
 from rnea_ros.trajectory_efforts import trajectory_efforts
 
-from .conftest import urdf_text
-from .test_time_scaling import UR5_HOME, panda_multisine, point_to_point
+pytestmark = pytest.mark.unit
 
 LAW = {"compensate": {"gravity", "coriolis", "inertia", "wrench", "friction"}}
 

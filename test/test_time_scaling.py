@@ -8,6 +8,7 @@ from typing import NamedTuple
 
 import numpy as np
 import pytest
+from robot_files import urdf_text
 
 from rnea_ros import Friction, RobotModel, friction_torques, gravity_torques, mass_matrix, nonlinear_effects
 from rnea_ros.demo import PANDA_ARM, PANDA_HOME
@@ -22,7 +23,7 @@ from rnea_ros.time_scaling import (
 from rnea_ros.trajectory import TrajectorySampler
 from rnea_ros.trajectory_efforts import DEFAULT_RESAMPLE_PERIOD, resample, trajectory_efforts
 
-from .conftest import urdf_text
+pytestmark = pytest.mark.unit
 
 UR5_HOME = np.array([0.0, -1.0, 1.0, -1.5, -1.5, 0.0])
 

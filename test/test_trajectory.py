@@ -7,6 +7,8 @@ import pytest
 
 from rnea_ros.trajectory import TrajectorySampler
 
+pytestmark = pytest.mark.unit
+
 
 def test_quintic_reproduces_a_quintic_polynomial_exactly() -> None:
     coeffs = np.array([0.3, -0.2, 0.5, 0.1, -0.04, 0.006])

@@ -7,6 +7,7 @@ import itertools
 
 import numpy as np
 import pytest
+from robot_files import urdf_text
 
 from rnea_ros import (
     Friction,
@@ -29,7 +30,7 @@ from rnea_ros.trajectory_efforts import (
     trajectory_efforts,
 )
 
-from .conftest import urdf_text
+pytestmark = pytest.mark.unit
 
 ROBOTS = {"panda": "panda_hand", "ur5": "tool0", "double_pendulum": "link2"}  # robot: leaf link
 GRAVITY = (0.4, -0.3, -9.6)

@@ -20,6 +20,7 @@ import pytest
 import yaml
 from builtin_interfaces.msg import Duration
 from diagnostic_msgs.msg import DiagnosticArray
+from pinref import PinRef
 from rcl_interfaces.srv import GetParameters, SetParameters
 from rclpy.node import Node
 from rclpy.parameter import Parameter, parameter_value_to_python
@@ -27,12 +28,15 @@ from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from rnea_ros import Friction, friction_torques
+from rnea_ros.testing.rosgraph import (  # sets ROS_DOMAIN_ID and ROS_LOCALHOST_ONLY before rclpy.init
+    rclpy,
+    stop,
+)
 from rnea_ros.time_scaling import scale_trajectory
 from rnea_ros.trajectory import TrajectorySampler
 from rnea_ros.trajectory_efforts import resample
 
-from .pinref import PinRef
-from .rosgraph import rclpy, stop  # sets ROS_DOMAIN_ID and ROS_LOCALHOST_ONLY before rclpy.init
+pytestmark = pytest.mark.ros
 
 NODE = "/trajectory_feedforward"
 OUT = "/jtc/joint_trajectory"  # ~/trajectory_out remapped, as a launch file does

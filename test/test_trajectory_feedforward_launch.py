@@ -20,6 +20,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.ros
+
 # Skip before importing anything of launch (see test_inverse_dynamics_launch.py).
 WHY = "needs a ROS 2 install (launch_testing, launch_ros); run with launch_test or colcon test"
 pytest.importorskip("launch_testing", reason=WHY)

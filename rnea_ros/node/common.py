@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
+from typing import TypeVar
 
 import rclpy
 from builtin_interfaces.msg import Time as TimeMsg
@@ -55,11 +56,28 @@ def spin_events(node: Node) -> None:
         executor.shutdown()
 
 
+N = TypeVar("N", bound=Node)
+
+
+def prepare_kernels(node: Node) -> None:
+    """Compile (or load from numba's disk cache) every dynamics kernel before the node subscribes,
+    so that no control cycle compiles; logged before and after, since a cold cache takes seconds."""
+    from ..compiled import compile_kernels
+
+    log = node.get_logger()
+    log.info("loading the compiled dynamics kernels (an empty numba cache compiles them once: about 10 s)")
+    done = compile_kernels()
+    how = "compiled, the numba cache was cold" if done.cold_cache else "from numba's disk cache"
+    if not done.numba:
+        how = "numba is not installed: pure-Python kernels, about 40x slower"
+    log.info(f"kernels ready in {done.seconds:.2f} s ({how})")
+
+
 def run_node(
     args: list[str] | None,
-    make_node: Callable[[], Node],
+    make_node: Callable[[], N],
     name: str,
-    spin: Callable[[Node], None] = rclpy.spin,
+    spin: Callable[[N], None] = rclpy.spin,
 ) -> int:
     """Build a node and spin it until Ctrl-C or shutdown: 0, or 2 when the command line or the
     parameters are invalid (one line naming the culprit, no traceback)."""

@@ -20,6 +20,7 @@ from geometry_msgs.msg import WrenchStamped
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
+from rclpy.publisher import Publisher
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64, Float64MultiArray, String
 from trajectory_msgs.msg import JointTrajectory
@@ -30,7 +31,7 @@ from ..model import RobotModel
 from ..task_space import tip_apparent_mass
 from ..trajectory import TrajectorySampler
 from . import parameters
-from .common import DESCRIPTION_QOS, JOINT_STATES_QOS, stamp_ns
+from .common import DESCRIPTION_QOS, JOINT_STATES_QOS, prepare_kernels, stamp_ns
 from .diagnostics import CycleStats, diagnostic_status
 from .joint_states import JointStateCache, Layout, layout
 from .runtime import Runtime, build_runtime, per_joint_parameters_fit
@@ -77,8 +78,9 @@ class InverseDynamicsNode(Node):
     def __init__(self, **kwargs) -> None:
         super().__init__("inverse_dynamics", **kwargs)
         self._params = _checked(parameters.declare(self, parameters.INVERSE_DYNAMICS))
+        prepare_kernels(self)  # before any subscription: no cycle compiles
         self._loaded: Loaded | None = None
-        self._pending: tuple[dict, Runtime | None] | None = None
+        self._pending: tuple[dict, Runtime | None, tuple[str, np.ndarray] | None] | None = None
         self._wrench_override: tuple[str, np.ndarray] | None = None
         self._logged: dict[str, float] = {}  # drop reason → when it was last logged (monotonic s)
         self.stats = CycleStats()
@@ -99,7 +101,7 @@ class InverseDynamicsNode(Node):
         self.add_on_set_parameters_callback(self._on_set_parameters)
         self.add_post_set_parameters_callback(guard("parameters", self._on_parameters_set))
         self.create_timer(self._params["diagnostics_period"], guard("diagnostics", self._publish_diagnostics))
-        self._listened: list[tuple[str | None, object]] = []  # (term or None for the total, publisher)
+        self._listened: list[tuple[str | None, Publisher]] = []  # (term or None for the total, publisher)
         self._find_listeners()
         # Steady clock: who listens is a wall-time matter, and with use_sim_time a simulator that
         # waits for ~/joint_efforts before its clock moves would otherwise never be found.
@@ -314,7 +316,7 @@ class InverseDynamicsNode(Node):
                 trigger = msg
             taken = self._joint_states_sub.handle.take_message(JointState, False)
             msg = None if taken is None else taken[0]
-        if trigger is not None:
+        if trigger is not None and loaded is not None:  # a trigger implies a model
             self._command_cycle(loaded, trigger, now_ns, t0)
 
     def _merge(self, loaded: Loaded, msg: JointState, now_ns: int) -> bool:
@@ -444,7 +446,7 @@ class InverseDynamicsNode(Node):
 
     def _find_listeners(self) -> None:
         """Refresh which of ~/joint_efforts and ~/terms/* have subscribers (publish only to those)."""
-        pubs: list[tuple[str | None, object]] = [(None, self._joint_efforts_pub)]
+        pubs: list[tuple[str | None, Publisher]] = [(None, self._joint_efforts_pub)]
         if self._params["publish_terms"]:
             pubs += [(term, self._term_pubs[term]) for term in TERMS]
         self._listened = [(term, pub) for term, pub in pubs if pub.get_subscription_count() > 0]

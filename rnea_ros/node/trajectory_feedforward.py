@@ -38,7 +38,7 @@ from ..model import RobotModel
 from ..time_scaling import minimal_time_scale
 from ..trajectory_efforts import trajectory_efforts
 from . import parameters
-from .common import DESCRIPTION_QOS, JOINT_STATES_QOS, run_node
+from .common import DESCRIPTION_QOS, JOINT_STATES_QOS, prepare_kernels, run_node
 from .runtime import (
     compensated,
     ee_wrench,
@@ -173,6 +173,7 @@ class TrajectoryFeedforwardNode(Node):
     def __init__(self, **kwargs) -> None:
         super().__init__("trajectory_feedforward", **kwargs)
         self._params = parameters.declare(self, SCHEMA)
+        prepare_kernels(self)  # before any subscription: no cycle compiles
         check_parameters(self._params)
         self._setup: Setup | None = None
         self._pending: tuple[dict, Setup | None] | None = None

@@ -16,6 +16,7 @@ import numpy as np
 from builtin_interfaces.msg import Duration
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.node import Node
+from rclpy.subscription import Subscription
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Empty, String
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
@@ -99,7 +100,7 @@ class MultisineNode(Node):
         self.add_on_set_parameters_callback(self._on_set_parameters)
         self.model: RobotModel | None = None
         self._armed = self.params["autostart"]
-        self._state_sub = None
+        self._state_sub: Subscription | None = None
         self.published = 0
         self.pub = self.create_publisher(JointTrajectory, "/inverse_dynamics/joint_trajectory", 10)
         self.create_subscription(Empty, "~/start", self._on_start, 10)
@@ -139,7 +140,8 @@ class MultisineNode(Node):
         if not self._armed:
             return
         self._armed = False
-        self.destroy_subscription(self._state_sub)
+        if self._state_sub is not None:  # always: this is its callback
+            self.destroy_subscription(self._state_sub)
         self._state_sub = None
         try:
             self.pub.publish(self.trajectory(msg))
@@ -151,6 +153,8 @@ class MultisineNode(Node):
         """The multi-sine starting at `state`'s pose, stamped start_delay after it."""
         p = self.params
         model = self.model
+        if model is None:  # not reached: the state subscription waits for a model
+            raise ValueError("no robot_description yet")
         joints = [j for j in p["joints"] if j] or list(model.joint_names)
         position = dict(zip(state.name, state.position, strict=False))
         missing = [j for j in joints if j not in position]

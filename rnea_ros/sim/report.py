@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -100,7 +101,7 @@ def summarize(rec: Recording) -> Summary:
         rms_ff,
         max_ff,
         latency,
-        tuple(int(m.sum()) for m in masks),
+        (int(masks[0].sum()), int(masks[1].sum()), int(masks[2].sum())),
         int(rec.t.size),
         int(rec.guard_trips),
         tuple(rec.faded),
@@ -163,7 +164,7 @@ def plot(rec: Recording, path: Path, title: str = "") -> Path:
         ("PD alone", rec.pd, "#f6d5d5"),
         ("PD + RNEA", rec.ff, "#d5f0d5"),
     )
-    legend: dict[str, object] = {}  # one legend for the whole figure, label → handle
+    legend: dict[str, Any] = {}  # one legend for the whole figure, label → handle
     for j, name in enumerate(rec.joints):
         ax_q, ax_e, ax_tau = axes[j]
         for label, (t0, t1), color in phases:

@@ -322,6 +322,7 @@ class SimNode(Node):
     def _publish_state(self) -> int:
         """Publish /clock and joint_states for the current simulated time; return the stamp (ns)."""
         arm = self.arm
+        assert arm is not None  # the loop starts once the arm is built
         stamp = round(arm.time * 1e9)
         if self.clock_pub is not None:
             clock = Clock()
@@ -351,7 +352,7 @@ class SimNode(Node):
             effort[index] = self.jtc.update(arm.time, arm.q[index], arm.qd[index])
         elif self.command is not None:
             effort[self.commanded] = self.command
-        self.arm.step(effort)
+        arm.step(effort)
 
     def _publish_latency(self) -> None:
         samples = self.matcher.latencies[self._latency_sent :]

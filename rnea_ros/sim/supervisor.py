@@ -9,7 +9,9 @@ trajectory on ~/start.
 
 from __future__ import annotations
 
+import functools
 import time
+from typing import Any
 
 import numpy as np
 import rclpy
@@ -34,9 +36,9 @@ from .scenario import MODEL_TERMS, NODE, RECORDED_TERMS, SETTLE, TAIL, Config
 # discovery is still settling; the terms (the plot only) best effort, which costs less.
 STATES_QOS = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE)
 TERMS_QOS = QoSProfile(depth=1000, reliability=ReliabilityPolicy.BEST_EFFORT)
-LEAN = {"event_callbacks": SubscriptionEventCallbacks(use_default_callbacks=False)}  # smaller wait sets
+# smaller wait sets
+LEAN: dict[str, Any] = {"event_callbacks": SubscriptionEventCallbacks(use_default_callbacks=False)}
 STALL = 20.0  # s of wall time without simulated time advancing: the loop is dead
-
 
 
 class Supervisor:
@@ -59,7 +61,7 @@ class Supervisor:
                 node.create_subscription(
                     JointState,
                     f"{NODE}/terms/{term}",
-                    lambda m, t=term: self._on_term(t, m),
+                    functools.partial(self._on_term, term),
                     TERMS_QOS,
                     **LEAN,
                 )

@@ -1,7 +1,9 @@
-"""Test harness: the inverse_dynamics node as a real subprocess, driven by a real rclpy node.
+"""Test harness: the inverse_dynamics node as a real subprocess, driven by a real rclpy node
+(the ros tests in test/ and bench/soak.py).
 
 The node is started exactly as a launch file would start it (`--ros-args --params-file ... -r
-...`). Every wait is bounded. Each pytest process uses its own ROS_DOMAIN_ID.
+...`). Every wait is bounded. Importing this module gives the process its own ROS_DOMAIN_ID
+(unless one is set), so pytest processes running side by side do not see each other.
 """
 
 from __future__ import annotations
