@@ -73,13 +73,14 @@ class Kernel:
         return list(self.dispatcher.signatures) if HAVE_NUMBA else []
 
 
-# The kernels that Python calls, as `dynamics` and `feedforward` call them. The packed ones run
-# the plain ones with the same argument types, so those compile once for both.
+# The kernels that Python calls, as `dynamics` and `feedforward` call them. FA only where the
+# caller's arrays arrive unconverted (the fast paths); the checked path hands over C-contiguous
+# copies. The packed kernels run the plain ones with the same types: those compile once for both.
 RNEA_PACKED = Kernel(k.rnea_packed_kernel, F, FA, FA, FA, F)
 GRAVITY_PACKED = Kernel(k.gravity_packed_kernel, F, FA, F)
 MASS_MATRIX_PACKED = Kernel(k.mass_matrix_packed_kernel, F, FA, F2)
 RNEA = Kernel(k.rnea_kernel, F, FA, FA, FA, F, F, F)
-RNEA_WRENCH = Kernel(k.rnea_wrench_kernel, F, FA, FA, FA, F, I64, F, F, F)
+RNEA_WRENCH = Kernel(k.rnea_wrench_kernel, F, F, F, F, F, I64, F, F, F)
 RNEA_BATCH = Kernel(k.rnea_batch_kernel, F, F2, F2, F2, F, I64, F, F, F2)
 GRAVITY = Kernel(k.gravity_kernel, F, FA, F, F, F)
 GRAVITY_BATCH = Kernel(k.gravity_batch_kernel, F, F2, F, F, F2)
