@@ -121,7 +121,6 @@ def with_parameters(model: RobotModel, pi: npt.ArrayLike) -> RobotModel:
         payload=None,
         damping=_readonly(pi[joint_columns(model, "viscous")]),
         coulomb=_readonly(pi[joint_columns(model, "coulomb")]),
-        _kernel=None,
     )
 
 
