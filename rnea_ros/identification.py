@@ -123,36 +123,37 @@ def prepare(
     """
     t = np.asarray(t, dtype=float)
     fs = sample_rate(t)
-    arrays = {"q": q, "tau": tau, "qd": qd, "qdd": qdd}
     shape = np.shape(q)
     if len(shape) != 2 or shape[0] != t.size:
         raise ValueError(f"q must have shape ({t.size}, n), got {shape}")
-    for name, value in arrays.items():
-        if value is None:
-            continue
+
+    def checked(name: str, value: npt.ArrayLike) -> np.ndarray:
         a = np.asarray(value, dtype=float)
         if a.shape != shape:
             raise ValueError(f"{name} must have shape {shape}, got {a.shape}")
         if not np.all(np.isfinite(a)):
             raise ValueError(f"{name} contains NaN or Inf")
-        arrays[name] = a
-    q, tau, qd, qdd = arrays["q"], arrays["tau"], arrays["qd"], arrays["qdd"]
+        return a
+
+    q_a, tau_a = checked("q", q), checked("tau", tau)
+    qd_a = None if qd is None else checked("qd", qd)
+    qdd_a = None if qdd is None else checked("qdd", qdd)
     trim = 0
     if cutoff is not None:
-        q, tau = lowpass(t, q, cutoff, order), lowpass(t, tau, cutoff, order)
-        if qd is not None:
-            qd = lowpass(t, qd, cutoff, order)
-        if qdd is not None:
-            qdd = lowpass(t, qdd, cutoff, order)
+        q_a, tau_a = lowpass(t, q_a, cutoff, order), lowpass(t, tau_a, cutoff, order)
+        if qd_a is not None:
+            qd_a = lowpass(t, qd_a, cutoff, order)
+        if qdd_a is not None:
+            qdd_a = lowpass(t, qdd_a, cutoff, order)
         trim = max(1, int(np.ceil(fs / cutoff)))
-    if qd is None:
-        qd = np.gradient(q, t, axis=0)
-    if qdd is None:
-        qdd = np.gradient(qd, t, axis=0)
+    if qd_a is None:
+        qd_a = np.gradient(q_a, t, axis=0)
+    if qdd_a is None:
+        qdd_a = np.gradient(qd_a, t, axis=0)
     if t.size <= 2 * trim + 1:
         raise ValueError(f"too few samples ({t.size}) for cutoff {cutoff} Hz at {fs:g} Hz")
     keep = slice(trim, t.size - trim)
-    return Samples(t[keep], q[keep], qd[keep], qdd[keep], tau[keep], cutoff)
+    return Samples(t[keep], q_a[keep], qd_a[keep], qdd_a[keep], tau_a[keep], cutoff)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -720,6 +721,7 @@ def identify(
     payload = None
     if payload_body >= 0:
         pi10 = delta[body_columns(model, payload_body)]
+        assert payload_link is not None  # set above whenever payload_body >= 0
         payload = _payload_in_link(model, payload_link, pi10, payload_inertia)
         if payload.mass <= 0:
             notes.append(f"identified payload mass {payload.mass:.4g} kg is not positive")

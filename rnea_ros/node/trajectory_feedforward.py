@@ -20,6 +20,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import cast
 
 import numpy as np
 from builtin_interfaces.msg import Duration
@@ -115,7 +116,8 @@ def build_setup(base: RobotModel, params: dict) -> Setup:
         model=model,
         joints=joints,
         friction=friction_of(model, params, output, params["friction.feedforward_scale"]),
-        gravity=tuple(float(g) for g in params["gravity"]),
+        # 3 values: the schema's length rule (parameters.LAW_PARAMS)
+        gravity=cast(tuple[float, float, float], tuple(float(g) for g in params["gravity"])),
         compensate=compensated(params),
         wrenches=None if link is None else {link: root},
         effort_limit=model.effort_limit * params["effort_limit_scale"],
@@ -407,7 +409,6 @@ class TrajectoryFeedforwardNode(Node):
         """((t, q, q̇, q̈, τ) in `names` order, or None when rejected) and the Decision."""
         mode = self._params["on_limit"]
         period = self._params["resample_period"]
-        limits = {"effort_limit": setup.effort_limit, "velocity_limit": setup.velocity_limit}
         if mode == "time_optimal":
             return self._time_optimal(setup, names, times, positions, velocities, accelerations, held)
         result = effort_trajectory(
@@ -421,7 +422,8 @@ class TrajectoryFeedforwardNode(Node):
             period=period,
             slow_down=mode == "slow_down",
             **setup.law,
-            **limits,
+            effort_limit=setup.effort_limit,
+            velocity_limit=setup.velocity_limit,
         )
         s = result.scale
         decision = Decision(
@@ -439,7 +441,16 @@ class TrajectoryFeedforwardNode(Node):
                 jmap = JointMap(setup.model, names)
                 q, qd, qdd = jmap.expand_trajectory(positions, velocities, accelerations, held)
                 needed = minimal_time_scale(
-                    setup.model, times, q, qd, qdd, period=period, joints=names, **setup.law, **limits
+                    setup.model,
+                    times,
+                    q,
+                    qd,
+                    qdd,
+                    period=period,
+                    joints=names,
+                    **setup.law,
+                    effort_limit=setup.effort_limit,
+                    velocity_limit=setup.velocity_limit,
                 )
                 decision.reason += (
                     f"; on_limit 'slow_down' would stretch it {needed.k:.4f}x"

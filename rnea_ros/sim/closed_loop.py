@@ -57,15 +57,13 @@ class Loop:
     def reset(self, law: EffortLaw) -> None:
         """The arm at rest at home, time 0, and a fresh effort law (no friction state)."""
         self.arm.reset(self.home)
-        self.efforts = None
-        self.set_law(law)
+        self.efforts = Efforts(self.model, self.friction, law)
 
     def set_law(self, law: EffortLaw) -> None:
         """Swap the law, keeping the friction state (as the node does on a parameter change that
         leaves friction alone)."""
         efforts = Efforts(self.model, self.friction, law)
-        if getattr(self, "efforts", None) is not None:
-            efforts.adopt(self.efforts)
+        efforts.adopt(self.efforts)
         self.efforts = efforts
 
     def step(self, desired: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None) -> np.ndarray:

@@ -25,12 +25,14 @@ run starts (after the environment is set).
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import os
 import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import cast
 
 from .processes import Processes, start_nodes
 from .scenario import Config, make_config, write_parameters
@@ -79,7 +81,8 @@ def argument_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = argument_parser().parse_args(argv)
-    sys.stdout.reconfigure(line_buffering=True)  # progress lines show up at once, also in a pipe
+    # progress lines show up at once, also in a pipe
+    cast(io.TextIOWrapper, sys.stdout).reconfigure(line_buffering=True)
     try:
         config = make_config(args)
     except (OSError, ValueError) as exc:  # no such file, not a URDF (URDFError), refused, bad option

@@ -93,7 +93,7 @@ class JointTrajectoryController:
             raise ValueError(f"gains must have {m} joints, got {gains.p.size}")
         self.m, self.gains, self.period = m, gains, float(period)
         self.integral = np.zeros(m)  # the integral term, N m
-        self.active: _Active | None = None
+        self.active: _Active  # set by hold() below, never None afterwards
         self.pending: tuple | None = None  # (start, times, points) of a trajectory not yet taken
         self.last_effort = np.zeros(m)  # τ_d of the last update
         self.hold(np.zeros(m))
@@ -127,6 +127,7 @@ class JointTrajectoryController:
 
     def _take(self, t: float, q: np.ndarray, qd: np.ndarray) -> None:
         """Make the pending trajectory the active one at controller time t."""
+        assert self.pending is not None  # only called by update() when a trajectory is pending
         start, times, (p, v, a, e) = self.pending
         self.pending = None
         eff = np.zeros((times.size, self.m)) if e is None else np.asarray(e, dtype=float)

@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import ctypes
+import io
 import json
 import os
 import signal
@@ -36,6 +37,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 import yaml
@@ -249,6 +251,8 @@ class Supervisor:
         from builtin_interfaces.msg import Duration
         from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
+        # the demo's trajectories (multisine_points, shake_points) carry velocities and accelerations
+        assert points.velocities is not None and points.accelerations is not None
         msg = JointTrajectory(joint_names=list(ARM))  # stamp 0: start on arrival
         for k, t in enumerate(points.times):
             sec, nanosec = divmod(round(float(t) * 1e9), 1_000_000_000)
@@ -381,7 +385,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--domain-id", type=int, default=20 + os.getpid() % 80, help="ROS_DOMAIN_ID")
     parser.add_argument("--timeout", type=float, default=900.0, help="wall-clock limit, s")
     args = parser.parse_args(argv)
-    sys.stdout.reconfigure(line_buffering=True)
+    cast(io.TextIOWrapper, sys.stdout).reconfigure(line_buffering=True)
     if args.duration < 2.0:
         print("--duration must be >= 2 s", file=sys.stderr)
         return 2
@@ -436,6 +440,7 @@ def main(argv: list[str] | None = None) -> int:
 
     t_unscaled, tau_unscaled = unscaled_efforts(model, shake)
     window = (fast.t >= 0) & (fast.t <= fast.duration)
+    assert fast.points.efforts is not None  # trajectory_feedforward puts effort on every point
     fast_numbers = {
         "reject": reject_reason,
         "reject_nothing_out": nothing_out,

@@ -12,10 +12,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..trajectory import TrajectorySampler
+
+if TYPE_CHECKING:  # matplotlib is imported where it is used (plot)
+    from matplotlib.artist import Artist
 
 
 @dataclass(frozen=True)
@@ -139,7 +143,7 @@ def plot(pid: Run, ff: Run, fast: Run | None, unscaled: tuple | None, limit: np.
 
     n = len(pid.joints)
     fig, axes = plt.subplots(n, 2, figsize=(15, 1.9 * n + 1.5), squeeze=False)
-    legend: dict[str, object] = {}
+    legend: dict[str, Artist] = {}  # one legend for the whole figure, label → handle
     for j, name in enumerate(pid.joints):
         ax = axes[j, 0]
         for run, color, label in ((pid, "C3", "JTC PID alone"), (ff, "C2", "JTC PID + annotated efforts")):

@@ -48,8 +48,8 @@ from .jtc import GAIN_NAMES, Gains, JointTrajectoryController
 from .mujoco_arm import INTEGRATORS, MujocoArm
 
 # No QoS event handlers: each one is an entity in every wait set, and the loop waits ~2000 times a second.
-LEAN_PUB = {"event_callbacks": PublisherEventCallbacks(use_default_callbacks=False)}
-LEAN_SUB = {"event_callbacks": SubscriptionEventCallbacks(use_default_callbacks=False)}
+LEAN_PUB = PublisherEventCallbacks(use_default_callbacks=False)
+LEAN_SUB = SubscriptionEventCallbacks(use_default_callbacks=False)
 FORWARD, JTC = "forward_command_controller", "joint_trajectory_controller"
 
 
@@ -172,12 +172,16 @@ class SimNode(Node):
         self.overruns = 0
         self._running = False
         self.clock_pub = (
-            self.create_publisher(Clock, "/clock", 10, **LEAN_PUB) if self.p["publish_clock"] else None
+            self.create_publisher(Clock, "/clock", 10, event_callbacks=LEAN_PUB)
+            if self.p["publish_clock"]
+            else None
         )
         # Deep enough that a reliable recorder lagging up to 1 s of steps loses nothing; the
         # controller's keep-last-1 subscription still gets only the newest state.
-        self.state_pub = self.create_publisher(JointState, "joint_states", 1000, **LEAN_PUB)
-        self.latency_pub = self.create_publisher(Float64MultiArray, "~/command_latency", 10, **LEAN_PUB)
+        self.state_pub = self.create_publisher(JointState, "joint_states", 1000, event_callbacks=LEAN_PUB)
+        self.latency_pub = self.create_publisher(
+            Float64MultiArray, "~/command_latency", 10, event_callbacks=LEAN_PUB
+        )
         self._latency_sent = 0
         if self.p["robot_description"]:
             self._load(self.p["robot_description"])
@@ -214,9 +218,11 @@ class SimNode(Node):
             self._load_jtc(commanded)
             return
         topic = f"/{p['controller_name']}/commands"
-        self.create_subscription(Float64MultiArray, topic, self._on_command, 10, **LEAN_SUB)
+        self.create_subscription(Float64MultiArray, topic, self._on_command, 10, event_callbacks=LEAN_SUB)
         if p["answer_topic"]:
-            self.create_subscription(JointState, p["answer_topic"], self._on_answer, 10, **LEAN_SUB)
+            self.create_subscription(
+                JointState, p["answer_topic"], self._on_answer, 10, event_callbacks=LEAN_SUB
+            )
         elif p["lockstep"]:
             raise ValueError("lockstep needs answer_topic")
         mode = "lock-step" if p["lockstep"] else "real time"
@@ -236,8 +242,10 @@ class SimNode(Node):
             len(commanded),
             **{g: [values[f"gains.{j}.{g}"] for j in commanded] for g in GAIN_NAMES},
         )
-        self.jtc = JointTrajectoryController(len(commanded), gains, self.arm.timestep)
-        self.jtc.hold(self.arm.q[self.commanded])
+        arm = self.arm
+        assert arm is not None  # _load builds the arm before it calls this
+        self.jtc = JointTrajectoryController(len(commanded), gains, arm.timestep)
+        self.jtc.hold(arm.q[self.commanded])
         self.commanded_names = list(commanded)
         topic = f"/{self.p['controller_name']}/joint_trajectory"
         self.create_subscription(JointTrajectory, topic, self._on_trajectory, 10)
@@ -245,7 +253,7 @@ class SimNode(Node):
             f"{j}: p {gains.p[k]:g} i {gains.i[k]:g} d {gains.d[k]:g}" for k, j in enumerate(commanded)
         )
         self.get_logger().info(
-            f"simulating {self.arm.nv} joints at {self.p['rate']:g} Hz; joint_trajectory_controller "
+            f"simulating {arm.nv} joints at {self.p['rate']:g} Hz; joint_trajectory_controller "
             f"(effort interface) for {commanded} on {topic}, gains {table_}; physics starts with "
             "the first trajectory"
         )
@@ -273,6 +281,7 @@ class SimNode(Node):
         """A trajectory for the simulated JTC: checked, reordered, started at its stamp."""
         try:
             start, points = self._trajectory_points(msg)
+            assert self.jtc is not None  # this subscription is created once the JTC exists
             self.jtc.receive(start, *points)
         except ValueError as exc:
             self.dropped["trajectory"] = self.dropped.get("trajectory", 0) + 1
@@ -310,6 +319,7 @@ class SimNode(Node):
         if positions is None:
             raise ValueError("points have no positions")
         stamp = stamp_ns(msg.header.stamp)
+        assert self.arm is not None  # trajectories are subscribed to once the arm is built
         start = stamp * 1e-9 if stamp else self.arm.time
         points = (times, positions, field_of("velocities"), field_of("accelerations"), field_of("effort"))
         return start, points
@@ -346,9 +356,11 @@ class SimNode(Node):
         return self._running
 
     def _step(self) -> None:
-        effort = np.zeros(self.arm.nv)
+        arm = self.arm
+        assert arm is not None  # the loop starts once the arm is built
+        effort = np.zeros(arm.nv)
         if self.jtc is not None:
-            arm, index = self.arm, self.commanded
+            index = self.commanded
             effort[index] = self.jtc.update(arm.time, arm.q[index], arm.qd[index])
         elif self.command is not None:
             effort[self.commanded] = self.command
