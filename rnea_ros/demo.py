@@ -1,5 +1,9 @@
 """`python -m rnea_ros.demo`: the closed-loop MuJoCo demo (`make demo`); see rnea_ros.sim.demo.
 
+`--controller forward` (the default): the inverse_dynamics node commands a forward_command_controller;
+`--controller jtc`: the trajectory_feedforward node annotates trajectories that a simulated
+joint_trajectory_controller follows (rnea_ros.sim.jtc_demo).
+
 A thin entry point that imports nothing from ROS or MuJoCo at import time: the demo's processes
 and supervisor live in rnea_ros.sim and are imported inside `main`. PANDA_ARM and
 PANDA_HOME are re-exported for code that uses the demo's Panda pose.
@@ -15,10 +19,22 @@ __all__ = ["PANDA_ARM", "PANDA_HOME", "main"]
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the demo (arguments as `python -m rnea_ros.sim.demo --help`)."""
+    """Run the demo (arguments as `python -m rnea_ros.sim.demo --help`); with `--controller jtc`,
+    the joint_trajectory_controller path instead (`python -m rnea_ros.sim.jtc_demo --help`)."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    for form in (["--controller", "jtc"], ["--controller=jtc"]):
+        at = next((i for i in range(len(args)) if args[i : i + len(form)] == form), None)
+        if at is not None:
+            from .sim.jtc_demo import main as jtc_main
+
+            return jtc_main(args[:at] + args[at + len(form) :])
+    for form in (["--controller", "forward"], ["--controller=forward"]):
+        at = next((i for i in range(len(args)) if args[i : i + len(form)] == form), None)
+        if at is not None:
+            args = args[:at] + args[at + len(form) :]
     from .sim.demo import main as demo_main
 
-    return demo_main(argv)
+    return demo_main(args)
 
 
 if __name__ == "__main__":

@@ -110,7 +110,10 @@ def test_real_time_sim_is_an_effort_forward_command_controller(tmp_path, probe: 
         assert np.allclose([q[j] for j in ALL], HOME, atol=1e-12)
 
         probe.commands.publish(arm_command(GRAVITY))  # held from now on
-        assert probe.spin_until(lambda: probe.latest()[0] > 0.3)
+        # events, not wall-clock guesses: wait until the command is applied, then 0.3 s of sim time
+        assert probe.spin_until(lambda: all(abs(probe.latest()[2][j] - GRAVITY[j]) <= 1e-12 for j in ARM))
+        t_applied = probe.latest()[0]
+        assert probe.spin_until(lambda: probe.latest()[0] > t_applied + 0.3)
         t, q, effort = probe.latest()
         assert max(abs(q[j] - h) for j, h in zip(ALL, HOME, strict=True)) < 1e-6  # held still
         assert all(effort[j] == pytest.approx(GRAVITY[j], abs=1e-12) for j in ARM)  # in `joints` order
@@ -125,6 +128,7 @@ def test_real_time_sim_is_an_effort_forward_command_controller(tmp_path, probe: 
         assert max(abs(q[j] - h) for j, h in zip(ALL, HOME, strict=True)) < 1e-6
 
         probe.commands.publish(Float64MultiArray(data=[0.0] * 7))  # zeros, held: the arm falls
+        assert probe.spin_until(lambda: all(probe.latest()[2][j] == 0.0 for j in ARM))
         t_zero = probe.latest()[0]
         assert probe.spin_until(lambda: probe.latest()[0] > t_zero + 0.3)
         _, q, effort = probe.latest()
