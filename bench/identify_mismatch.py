@@ -157,7 +157,7 @@ def simulate(
     torque feedforward, URDF friction) plus a joint PD (KP, KD). `friction_timeconst` (s) is the
     softness of MuJoCo's frictionloss constraint (None: MuJoCo's 0.02 s). Returns t (s), q, qd, tau
     (applied), q_des, all (N, n) in joint order."""
-    arm = MujocoArm(plant.urdf, timestep=1e-3)
+    arm = MujocoArm(plant.urdf, timestep=1e-3, coulomb="frictionloss")  # the dry-friction constraint
     if arm.joint_names != model.joint_names:
         raise RuntimeError(f"joint order differs: {arm.joint_names} vs {model.joint_names}")
     arm.model.dof_armature[:] = plant.armature

@@ -17,6 +17,8 @@ import numpy.typing as npt
 from rosbags.rosbag2 import Reader, StoragePlugin, Writer
 from rosbags.typesys import Stores, get_typestore
 
+from .errors import RneaError
+
 JOINT_STATE = "sensor_msgs/msg/JointState"
 STORAGES = {"sqlite3": StoragePlugin.SQLITE3, "mcap": StoragePlugin.MCAP}
 
@@ -46,10 +48,10 @@ def _topic(reader: Reader, topic: str):
     conns = [c for c in reader.connections if c.topic.lstrip("/") == want]
     if not conns:
         available = sorted({c.topic for c in reader.connections})
-        raise ValueError(f"topic '{topic}' is not in the bag (topics: {', '.join(available) or 'none'})")
+        raise RneaError(f"topic '{topic}' is not in the bag (topics: {', '.join(available) or 'none'})")
     types = {c.msgtype for c in conns}
     if types != {JOINT_STATE}:
-        raise ValueError(f"topic '{topic}' has type {', '.join(sorted(types))}, not {JOINT_STATE}")
+        raise RneaError(f"topic '{topic}' has type {', '.join(sorted(types))}, not {JOINT_STATE}")
     return conns
 
 
@@ -62,13 +64,13 @@ def read_joint_states(
     (naming those never seen)."""
     path = Path(path)
     if not path.exists():
-        raise ValueError(f"bag '{path}' does not exist")
+        raise RneaError(f"bag '{path}' does not exist")
     store = _typestore()
     try:
         reader = Reader(path)
         reader.open()
     except Exception as exc:  # rosbags raises several types for unreadable input
-        raise ValueError(f"bag '{path}' cannot be read: {exc}") from None
+        raise RneaError(f"bag '{path}' cannot be read: {exc}") from None
     try:
         conns = _topic(reader, topic)
         names = None if joints is None else tuple(joints)
@@ -104,10 +106,10 @@ def read_joint_states(
     finally:
         reader.close()
     if names is None:
-        raise ValueError(f"topic '{topic}' has no messages")
+        raise RneaError(f"topic '{topic}' has no messages")
     if not pos:
         missing = [n for n in names if n not in seen]
-        raise ValueError(
+        raise RneaError(
             f"no message on '{topic}' has every joint; never seen: {', '.join(missing) or 'none'}"
         )
     stamps_a = np.array(stamps, dtype=np.int64)  # ns: float s since the epoch would round to 0.2 µs
@@ -147,7 +149,7 @@ def write_joint_states(
     Arrays (N, n) in `names` order; None leaves that field empty.
     """
     if storage not in STORAGES:
-        raise ValueError(f"storage must be one of {tuple(STORAGES)}, got '{storage}'")
+        raise RneaError(f"storage must be one of {tuple(STORAGES)}, got '{storage}'")
     t = np.asarray(t, dtype=float)
     position = np.asarray(position, dtype=float)
     arrays = [None if a is None else np.asarray(a, dtype=float) for a in (velocity, effort)]

@@ -55,6 +55,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ._jit import njit
+from .errors import RneaError
 from .friction import Friction
 
 KAPPA = 1.0 / 3.0  # share of the scale's margin the sampling may spend
@@ -77,11 +78,11 @@ class CompensationRules:
         for name, high in (("scale", 1.0), ("feedforward_scale", 1.0)):
             value = float(getattr(self, name))
             if not 0.0 <= value <= high:
-                raise ValueError(f"friction.{name} must be in [0, {high:g}], got {value}")
+                raise RneaError(f"friction.{name} must be in [0, {high:g}], got {value}")
             object.__setattr__(self, name, value)
         deadband = float(self.deadband)
         if not (np.isfinite(deadband) and deadband >= 0):
-            raise ValueError(f"friction.deadband must be finite and >= 0, got {deadband}")
+            raise RneaError(f"friction.deadband must be finite and >= 0, got {deadband}")
         object.__setattr__(self, "deadband", deadband)
 
     @property

@@ -39,6 +39,7 @@ import numpy.typing as npt
 from scipy import linalg, optimize, signal
 
 from .dynamics import GRAVITY
+from .errors import RneaError
 from .model import Payload, RobotModel
 from .regressor import (
     PER_BODY,
@@ -86,10 +87,10 @@ def sample_rate(t: npt.ArrayLike) -> float:
     """1 / median sample interval (Hz); ValueError unless t is strictly increasing with ≥ 2 samples."""
     t = np.asarray(t, dtype=float)
     if t.ndim != 1 or t.size < 2:
-        raise ValueError("t must hold at least 2 sample times")
+        raise RneaError("t must hold at least 2 sample times")
     dt = np.diff(t)
     if not np.all(np.isfinite(t)) or np.any(dt <= 0):
-        raise ValueError("t must be finite and strictly increasing")
+        raise RneaError("t must be finite and strictly increasing")
     return 1.0 / float(np.median(dt))
 
 
@@ -97,11 +98,11 @@ def lowpass(t: npt.ArrayLike, x: npt.ArrayLike, cutoff: float, order: int = 4) -
     """x (N, ...) low-passed along time with a zero-phase Butterworth filter at `cutoff` Hz."""
     fs = sample_rate(t)
     if not (0 < cutoff < fs / 2):
-        raise ValueError(f"cutoff must be in (0, {fs / 2:g}) Hz (half the sample rate), got {cutoff}")
+        raise RneaError(f"cutoff must be in (0, {fs / 2:g}) Hz (half the sample rate), got {cutoff}")
     b, a = signal.butter(order, cutoff / (fs / 2))
     x = np.asarray(x, dtype=float)
     if len(x) <= 3 * max(len(a), len(b)):
-        raise ValueError(f"too few samples ({len(x)}) to filter")
+        raise RneaError(f"too few samples ({len(x)}) to filter")
     # odd extension over 6 cut-off periods: the start-up transient dies out in the padding
     return signal.filtfilt(b, a, x, axis=0, padlen=min(len(x) - 1, int(np.ceil(6 * fs / cutoff))))
 
@@ -125,14 +126,14 @@ def prepare(
     fs = sample_rate(t)
     shape = np.shape(q)
     if len(shape) != 2 or shape[0] != t.size:
-        raise ValueError(f"q must have shape ({t.size}, n), got {shape}")
+        raise RneaError(f"q must have shape ({t.size}, n), got {shape}")
 
     def checked(name: str, value: npt.ArrayLike) -> np.ndarray:
         a = np.asarray(value, dtype=float)
         if a.shape != shape:
-            raise ValueError(f"{name} must have shape {shape}, got {a.shape}")
+            raise RneaError(f"{name} must have shape {shape}, got {a.shape}")
         if not np.all(np.isfinite(a)):
-            raise ValueError(f"{name} contains NaN or Inf")
+            raise RneaError(f"{name} contains NaN or Inf")
         return a
 
     q_a, tau_a = checked("q", q), checked("tau", tau)
@@ -151,7 +152,7 @@ def prepare(
     if qdd_a is None:
         qdd_a = np.gradient(qd_a, t, axis=0)
     if t.size <= 2 * trim + 1:
-        raise ValueError(f"too few samples ({t.size}) for cutoff {cutoff} Hz at {fs:g} Hz")
+        raise RneaError(f"too few samples ({t.size}) for cutoff {cutoff} Hz at {fs:g} Hz")
     keep = slice(trim, t.size - trim)
     return Samples(t[keep], q_a[keep], qd_a[keep], qdd_a[keep], tau_a[keep], cutoff)
 
@@ -616,21 +617,21 @@ def identify(
     what = tuple(dict.fromkeys(what))
     bad = [w for w in what if w not in WHAT]
     if bad or not what:
-        raise ValueError(f"what must be a non-empty subset of {WHAT}, got {list(what)}")
+        raise RneaError(f"what must be a non-empty subset of {WHAT}, got {list(what)}")
     if "payload" in what and "inertial" in what:
-        raise ValueError(
+        raise RneaError(
             "what: 'payload' and 'inertial' cannot come from the same run (the payload is part of a "
             "body's inertial); identify 'inertial' first, then 'payload' on a run with the load"
         )
     if not 0 < split <= 1:
-        raise ValueError(f"split must be in (0, 1], got {split}")
+        raise RneaError(f"split must be in (0, 1], got {split}")
     if not min_speed >= 0:
-        raise ValueError(f"min_speed must be >= 0, got {min_speed}")
+        raise RneaError(f"min_speed must be >= 0, got {min_speed}")
     if not prior_weight >= 0:
-        raise ValueError(f"prior_weight must be >= 0, got {prior_weight}")
+        raise RneaError(f"prior_weight must be >= 0, got {prior_weight}")
     n = model.nv
     if samples.q.ndim != 2 or samples.q.shape[1] != n:
-        raise ValueError(f"samples must have {n} joints (model.joint_names), got shape {samples.q.shape}")
+        raise RneaError(f"samples must have {n} joints (model.joint_names), got shape {samples.q.shape}")
     with_armature = ("inertial" in what) if armature is None else bool(armature)
     p = parameter_count(model)
     pi0 = standard_parameters(model)
@@ -648,15 +649,15 @@ def identify(
         try:
             payload_body = model.link_frame(payload_link).body
         except KeyError as exc:
-            raise ValueError(f"payload_link: {exc.args[0]}") from None
+            raise RneaError(f"payload_link: {exc.args[0]}") from None
         if payload_body < 0:
-            raise ValueError(f"payload_link '{payload_link}' is fixed to the root (no effect)")
+            raise RneaError(f"payload_link '{payload_link}' is fixed to the root (no effect)")
         free[body_columns(model, payload_body)] = True
     cols = np.flatnonzero(free)
     count = len(samples)
     n_train = count if split >= 1 else int(round(split * count))
     if n_train * n < 2 * cols.size or (split < 1 and count - n_train < 1):
-        raise ValueError(
+        raise RneaError(
             f"too few samples: {count} × {n} joints ({n_train} for training) for {cols.size} free parameters"
         )
     train = samples.part(slice(0, n_train))
@@ -675,7 +676,7 @@ def identify(
         reduced.add(y[:, :, cols] * scale * keep[:, :, None], rhs * keep, keep.sum(axis=0))
 
     if reduced.rows.sum() < 2 * cols.size:
-        raise ValueError(
+        raise RneaError(
             f"too few samples: {int(reduced.rows.sum())} joint rows faster than min_speed {min_speed} "
             f"for {cols.size} free parameters"
         )

@@ -28,6 +28,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .dynamics import GRAVITY
+from .errors import RneaError
 from .kernels import BODY_STRIDE, PRISMATIC
 from .model import RobotModel
 
@@ -54,7 +55,7 @@ def joint_columns(model: RobotModel, kind: str) -> slice:
     try:
         k = JOINT_PARAMETERS.index(kind)
     except ValueError:
-        raise ValueError(f"kind must be one of {JOINT_PARAMETERS}, got '{kind}'") from None
+        raise RneaError(f"kind must be one of {JOINT_PARAMETERS}, got '{kind}'") from None
     n = model.nv
     return slice((PER_BODY + k) * n, (PER_BODY + k + 1) * n)
 
@@ -99,15 +100,15 @@ def with_parameters(model: RobotModel, pi: npt.ArrayLike) -> RobotModel:
     pi = np.asarray(pi, dtype=float).reshape(-1)
     n = model.nv
     if pi.shape != (parameter_count(model),):
-        raise ValueError(f"pi must have {parameter_count(model)} values, got {pi.size}")
+        raise RneaError(f"pi must have {parameter_count(model)} values, got {pi.size}")
     if not np.all(np.isfinite(pi)):
-        raise ValueError("pi contains NaN or Inf")
+        raise RneaError("pi contains NaN or Inf")
     names = parameter_names(model)
     for kind in JOINT_PARAMETERS:
         cols = joint_columns(model, kind)
         bad = np.flatnonzero(pi[cols] < 0)
         if bad.size:
-            raise ValueError(f"pi: {names[cols.start + bad[0]]} must be >= 0, got {pi[cols][bad[0]]}")
+            raise RneaError(f"pi: {names[cols.start + bad[0]]} must be >= 0, got {pi[cols][bad[0]]}")
     body = model.body.reshape(n, BODY_STRIDE).copy()
     inertial = pi[: PER_BODY * n].reshape(n, PER_BODY)
     body[:, 15:19] = inertial[:, :4]
@@ -156,13 +157,13 @@ def _states(model: RobotModel, q, qd, qdd) -> tuple[np.ndarray, np.ndarray, np.n
     for name, x in (("q", q), ("qd", qd), ("qdd", qdd)):
         a = np.asarray(x, dtype=float)
         if a.ndim not in (1, 2) or a.shape[-1] != n:
-            raise ValueError(f"{name} must have shape ({n},) or (N, {n}), got {a.shape}")
+            raise RneaError(f"{name} must have shape ({n},) or (N, {n}), got {a.shape}")
         if not np.all(np.isfinite(a)):
-            raise ValueError(f"{name} contains NaN or Inf")
+            raise RneaError(f"{name} contains NaN or Inf")
         out.append(np.atleast_2d(a))
     single = np.ndim(q) == 1
     if not (out[0].shape == out[1].shape == out[2].shape):
-        raise ValueError(f"q, qd, qdd must have the same shape, got {[a.shape for a in out]}")
+        raise RneaError(f"q, qd, qdd must have the same shape, got {[a.shape for a in out]}")
     return out[0], out[1], out[2], single
 
 
@@ -183,11 +184,11 @@ def regressor(
     q, qd, qdd, single = _states(model, q, qd, qdd)
     g = np.asarray(gravity, dtype=float).reshape(-1)
     if g.shape != (3,) or not np.all(np.isfinite(g)):
-        raise ValueError("gravity must be 3 finite numbers")
+        raise RneaError("gravity must be 3 finite numbers")
     if coulomb not in ("tanh", "sign"):
-        raise ValueError(f"coulomb must be 'tanh' or 'sign', got '{coulomb}'")
+        raise RneaError(f"coulomb must be 'tanh' or 'sign', got '{coulomb}'")
     if coulomb == "tanh" and not (np.isfinite(smoothing_velocity) and smoothing_velocity > 0):
-        raise ValueError("smoothing_velocity must be finite and > 0")
+        raise RneaError("smoothing_velocity must be finite and > 0")
     N, n = q.shape
     rec = model.body.reshape(n, BODY_STRIDE)
     r0 = np.empty((n, N, 3, 3))  # body rotation in the root frame

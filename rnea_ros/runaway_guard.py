@@ -27,6 +27,7 @@ import math
 import numpy as np
 
 from ._jit import njit
+from .errors import RneaError
 from .kernels import rnea_kernel
 
 SPEED = 0.1  # rad/s (or m/s): velocity errors below this never trip the guard
@@ -97,7 +98,7 @@ class RunawayGuard:
 
     def __init__(self, n: int, window: float = 0.2) -> None:
         if not (np.isfinite(window) and window >= 0):
-            raise ValueError(f"friction.guard_window must be finite and >= 0 s, got {window}")
+            raise RneaError(f"friction.guard_window must be finite and >= 0 s, got {window}")
         self.n = n
         self.window = float(window)
         self.state = np.zeros((G_ROWS, n))

@@ -95,7 +95,7 @@ class TrajectorySampler:
             self._coeffs = _linear(q[:-1], q[1:], dt)
         self._first = q[0].copy()
         if not np.all(np.isfinite(self._coeffs)):
-            raise ValueError("the trajectory's spline overflows (positions, velocities or times too extreme)")
+            raise RneaError("the trajectory's spline overflows (positions, velocities or times too extreme)")
 
     @property
     def duration(self) -> float:
