@@ -1,17 +1,21 @@
-"""What every executable of the package shares on the ROS side: QoS profiles, stamp conversions
+"""What every executable of the package shares on the ROS side: QoS profiles, stamp conversions,
+throttled warnings, guarded callbacks, JointTrajectory parsing, kernels at start-up
 and `run_node` (start, spin, Ctrl-C/SIGTERM, invalid parameters)."""
 
 from __future__ import annotations
 
 import sys
+import time
 from collections.abc import Callable
 from typing import TypeVar
 
+import numpy as np
 import rclpy
 from builtin_interfaces.msg import Time as TimeMsg
 from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+from trajectory_msgs.msg import JointTrajectory
 
 # Best effort (matches reliable and best-effort publishers), keep last 10: a gripper driver's
 # message is not overwritten by the arm's next one; the node drains the queue each cycle, so the
@@ -57,6 +61,60 @@ def spin_events(node: Node) -> None:
 
 
 N = TypeVar("N", bound=Node)
+
+
+LOG_PERIOD = 2.0  # s between two log lines of the same reason
+
+
+class ThrottledLog:
+    """Warnings at most once per LOG_PERIOD per reason, so a frequent reason hides no rare one
+    (rclpy's own throttling is per call site, shared by every reason logged there)."""
+
+    def __init__(self, node: Node) -> None:
+        self._logger = node.get_logger()
+        self._last: dict[str, float] = {}  # reason → when it was last logged (monotonic s)
+
+    def warn(self, reason: str, text: str) -> None:
+        now = time.monotonic()
+        if now - self._last.get(reason, -LOG_PERIOD) >= LOG_PERIOD:
+            self._last[reason] = now
+            self._logger.warn(text)
+
+
+def guarded(where: str, callback: Callable, on_error: Callable[[str, str], None]) -> Callable:
+    """`callback` such that an unexpected exception costs that one call: on_error(where, text)
+    records it; nothing is raised into the executor, so no callback can end the process."""
+
+    def call(*args):
+        try:
+            return callback(*args)
+        except Exception as exc:  # noqa: BLE001 - the point: no callback may end the process
+            on_error(where, f"{type(exc).__name__}: {exc}")
+            return None
+
+    return call
+
+
+def trajectory_points(
+    msg: JointTrajectory,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray | None]:
+    """(times (K,) s, positions, velocities or None, accelerations or None (K, n)) of a
+    JointTrajectory; ValueError when a point's arrays do not match its joint_names."""
+    n, points = len(msg.joint_names), msg.points
+
+    def field_of(attr: str) -> np.ndarray | None:
+        rows = [list(getattr(p, attr)) for p in points]
+        if all(len(r) == 0 for r in rows):
+            return None
+        if any(len(r) != n for r in rows):
+            raise ValueError(f"every point needs {n} {attr} (or none at all)")
+        return np.array(rows, dtype=float)
+
+    times = np.array([p.time_from_start.sec + p.time_from_start.nanosec * 1e-9 for p in points])
+    positions = field_of("positions")
+    if positions is None:
+        raise ValueError("points have no positions")
+    return times, positions, field_of("velocities"), field_of("accelerations")
 
 
 def prepare_kernels(node: Node) -> None:

@@ -31,7 +31,15 @@ from ..model import RobotModel
 from ..task_space import tip_apparent_mass
 from ..trajectory import TrajectorySampler
 from . import parameters
-from .common import DESCRIPTION_QOS, JOINT_STATES_QOS, prepare_kernels, stamp_ns
+from .common import (
+    DESCRIPTION_QOS,
+    JOINT_STATES_QOS,
+    ThrottledLog,
+    guarded,
+    prepare_kernels,
+    stamp_ns,
+    trajectory_points,
+)
 from .diagnostics import CycleStats, diagnostic_status
 from .joint_states import JointStateCache, Layout, layout
 from .runtime import Runtime, build_runtime, per_joint_parameters_fit
@@ -39,7 +47,6 @@ from .runtime import Runtime, build_runtime, per_joint_parameters_fit
 # How often the node looks for subscribers of ~/joint_efforts and ~/terms/* (s): counting them
 # costs more than a cycle's dynamics, so it is kept out of the cycle.
 LISTENER_PERIOD = 0.1
-LOG_PERIOD = 2.0  # s between two log lines of the same drop reason
 # Stamps this far (s) from the node clock come from another clock source, not from lag.
 CLOCK_MIXUP = 1e6
 
@@ -82,7 +89,7 @@ class InverseDynamicsNode(Node):
         self._loaded: Loaded | None = None
         self._pending: tuple[dict, Runtime | None, tuple[str, np.ndarray] | None] | None = None
         self._wrench_override: tuple[str, np.ndarray] | None = None
-        self._logged: dict[str, float] = {}  # drop reason → when it was last logged (monotonic s)
+        self._log = ThrottledLog(self)
         self.stats = CycleStats()
 
         self._effort_pub = self.create_publisher(Float64MultiArray, "~/effort_commands", 10)
@@ -127,30 +134,17 @@ class InverseDynamicsNode(Node):
     # --- safety net ------------------------------------------------------------------------
 
     def _guard(self, where: str, callback: Callable) -> Callable:
-        """`callback` such that an unexpected exception costs that one call: counted under
-        internal_error with its text on diagnostics, logged, never raised into the executor."""
+        """`callback` guarded: an unexpected exception is counted under internal_error with its
+        text on diagnostics and logged (see common.guarded)."""
+        return guarded(where, callback, self._internal_error)
 
-        def guarded(*args):
-            try:
-                return callback(*args)
-            except Exception as exc:  # noqa: BLE001 - the point: no callback may end the process
-                text = f"{type(exc).__name__}: {exc}"
-                self.stats.internal_errors[where] = text
-                self._drop(f"internal_error.{where}", f"{where} callback failed ({text})")
-                return None
-
-        return guarded
-
-    def _log(self, reason: str, text: str) -> None:
-        """Warn, at most once per LOG_PERIOD per reason (a frequent reason hides no rare one)."""
-        now = time.monotonic()
-        if now - self._logged.get(reason, -LOG_PERIOD) >= LOG_PERIOD:
-            self._logged[reason] = now
-            self.get_logger().warn(text)
+    def _internal_error(self, where: str, text: str) -> None:
+        self.stats.internal_errors[where] = text
+        self._drop(f"internal_error.{where}", f"{where} callback failed ({text})")
 
     def _drop(self, reason: str, text: str) -> None:
         self.stats.reject(reason, text)
-        self._log(reason, text)
+        self._log.warn(reason, text)
 
     # --- model -----------------------------------------------------------------------------
 
@@ -277,27 +271,12 @@ class InverseDynamicsNode(Node):
             if name not in model.joint_names:
                 raise ValueError(f"joint '{name}' is not a movable joint of the model")
         joints = np.array([model.joint_index(j) for j in names], dtype=np.int64)
-        points = msg.points
-
-        def field_of(attr: str):
-            rows = [list(getattr(p, attr)) for p in points]
-            if all(len(r) == 0 for r in rows):
-                return None
-            if any(len(r) != len(names) for r in rows):
-                raise ValueError(f"every point needs {len(names)} {attr} (or none at all)")
-            return rows
-
-        times = [p.time_from_start.sec + p.time_from_start.nanosec * 1e-9 for p in points]
-        positions = field_of("positions")
-        if positions is None:
-            raise ValueError("points have no positions")
+        times, positions, velocities, accelerations = trajectory_points(msg)
         cache = loaded.cache
         start = None
         if cache.stamp[joints].min(initial=0) > 0:  # every joint measured: join from there
             start = (cache.q[joints].copy(), cache.qd[joints].copy(), np.zeros(len(joints)))
-        sampler = TrajectorySampler(
-            times, positions, field_of("velocities"), field_of("accelerations"), start
-        )
+        sampler = TrajectorySampler(times, positions, velocities, accelerations, start)
         stamp = stamp_ns(msg.header.stamp)
         return Desired(sampler, joints, stamp or self.get_clock().now().nanoseconds, model.nv)
 

@@ -39,7 +39,15 @@ from ..model import RobotModel
 from ..time_scaling import minimal_time_scale
 from ..trajectory_efforts import trajectory_efforts
 from . import parameters
-from .common import DESCRIPTION_QOS, JOINT_STATES_QOS, prepare_kernels, run_node
+from .common import (
+    DESCRIPTION_QOS,
+    JOINT_STATES_QOS,
+    ThrottledLog,
+    guarded,
+    prepare_kernels,
+    run_node,
+    trajectory_points,
+)
 from .runtime import (
     compensated,
     ee_wrench,
@@ -51,7 +59,6 @@ from .runtime import (
 )
 
 SCHEMA = parameters.TRAJECTORY_FEEDFORWARD
-LOG_PERIOD = 2.0  # s between two log lines of the same input problem
 MAX_JOINTS = 1000  # joint_states names remembered before a model is loaded
 
 
@@ -180,7 +187,7 @@ class TrajectoryFeedforwardNode(Node):
         self._setup: Setup | None = None
         self._pending: tuple[dict, Setup | None] | None = None
         self._measured: dict[str, tuple[float, float]] = {}  # joint → (position, velocity)
-        self._logged: dict[str, float] = {}
+        self._log = ThrottledLog(self).warn
         self.stats = Stats()
         guard = self._guard
         self._out = self.create_publisher(JointTrajectory, "~/trajectory_out", 10)
@@ -205,27 +212,14 @@ class TrajectoryFeedforwardNode(Node):
     # --- safety net ------------------------------------------------------------------------
 
     def _guard(self, where: str, callback: Callable) -> Callable:
-        """`callback` such that an unexpected exception costs that one call: counted and shown on
-        diagnostics under internal_error.<where>, logged, never raised into the executor."""
+        """`callback` guarded: an unexpected exception is counted and shown on diagnostics under
+        internal_error.<where> and logged (see common.guarded)."""
+        return guarded(where, callback, self._internal_error)
 
-        def guarded(*args):
-            try:
-                return callback(*args)
-            except Exception as exc:  # noqa: BLE001 - the point: no callback may end the process
-                text = f"{type(exc).__name__}: {exc}"
-                self.stats.internal_errors[where] = text
-                self.stats.problems_in_period += 1
-                self._log(f"internal_error.{where}", f"{where} callback failed ({text})")
-                return None
-
-        return guarded
-
-    def _log(self, reason: str, text: str) -> None:
-        """Warn, at most once per LOG_PERIOD per reason."""
-        now = time.monotonic()
-        if now - self._logged.get(reason, -LOG_PERIOD) >= LOG_PERIOD:
-            self._logged[reason] = now
-            self.get_logger().warn(text)
+    def _internal_error(self, where: str, text: str) -> None:
+        self.stats.internal_errors[where] = text
+        self.stats.problems_in_period += 1
+        self._log(f"internal_error.{where}", f"{where} callback failed ({text})")
 
     # --- model and parameters --------------------------------------------------------------
 
@@ -360,20 +354,7 @@ class TrajectoryFeedforwardNode(Node):
         if outside:
             raise ValueError(f"joints {outside} are not among this node's joints (parameter 'joints')")
         points = msg.points
-
-        def field_of(attr: str):
-            rows = [list(getattr(p, attr)) for p in points]
-            if all(len(r) == 0 for r in rows):
-                return None
-            if any(len(r) != len(names) for r in rows):
-                raise ValueError(f"every point needs {len(names)} {attr} (or none at all)")
-            return np.array(rows, dtype=float)
-
-        times = np.array([p.time_from_start.sec + p.time_from_start.nanosec * 1e-9 for p in points])
-        positions = field_of("positions")
-        if positions is None:
-            raise ValueError("points have no positions")
-        velocities, accelerations = field_of("velocities"), field_of("accelerations")
+        times, positions, velocities, accelerations = trajectory_points(msg)
         if accelerations is not None and velocities is None:
             raise ValueError("points have accelerations but no velocities")
         if len(points) == 1 and times[0] == 0:
