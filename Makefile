@@ -33,15 +33,16 @@ bench: $(STAMP)
 	$(PY) bench/bench_latency.py
 	$(PY) bench/soak.py
 	$(MAKE) soak-sequences
+	$(PY) bench/interpolation_error.py
+	$(PY) bench/compare_toppra.py
+	$(PY) bench/friction_semantics.py
+	$(PY) bench/identify_mismatch.py
+	$(PY) bench/demo_all_arms.py
 
 # The long stateful fuzz of the running node (make test runs 30 sequences of 20 steps).
 soak-sequences: $(STAMP)
 	RNEA_FUZZ_SEQUENCES=300 RNEA_FUZZ_STEPS=30 RNEA_FUZZ_RANDOM=1 $(PY) -m pytest -q -s -p no:cacheprovider \
 		test/test_fuzz_node_sequences.py
-	$(PY) bench/interpolation_error.py
-	$(PY) bench/compare_toppra.py
-	$(PY) bench/friction_semantics.py
-	$(PY) bench/demo_all_arms.py
 
 clean:
 	rm -rf $(VENV) build install log *.egg-info
