@@ -50,6 +50,12 @@ def run(config: Config, processes: Processes | None, timeout: float, record_term
         return supervisor.run()
     except ExternalShutdownException:  # rclpy's SIGINT/SIGTERM handler shut the context down
         raise KeyboardInterrupt from None
+    except Exception:
+        import rclpy
+
+        if not rclpy.ok():  # an rclpy call failed because that handler shut the context down
+            raise KeyboardInterrupt from None
+        raise
     finally:
         supervisor.close()
 
