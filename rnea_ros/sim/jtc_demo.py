@@ -26,13 +26,9 @@ on exit, Ctrl-C or error; every wait is bounded.
 from __future__ import annotations
 
 import argparse
-import contextlib
-import ctypes
 import io
 import json
 import os
-import signal
-import subprocess
 import sys
 import tempfile
 import time
@@ -49,6 +45,7 @@ from ..robots import example_urdf_path
 from ..trajectory_efforts import resample, trajectory_efforts
 from .jtc_report import Points, Run, plot, summarize, table
 from .multisine import design
+from .processes import Processes
 
 ARM = [f"panda_joint{i}" for i in range(1, 8)]
 FINGERS = ["panda_finger_joint1", "panda_finger_joint2"]
@@ -103,55 +100,6 @@ def unscaled_efforts(
     return t, jmap.restrict(tau)
 
 
-def _die_with_parent() -> None:
-    """In a child: get SIGINT when the demo dies, even by SIGKILL (Linux)."""
-    with contextlib.suppress(OSError):
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGINT)  # PR_SET_PDEATHSIG
-
-
-class Children:
-    """The demo's child processes by name; `stop(name)` / `stop_all()` end them (SIGINT, then
-    SIGKILL), bounded."""
-
-    def __init__(self, log_dir: Path) -> None:
-        self.log_dir = log_dir
-        self.procs: dict[str, subprocess.Popen] = {}
-
-    def start(self, name: str, args: list[str]) -> None:
-        self.log_dir.mkdir(parents=True, exist_ok=True)
-        with open(self.log_dir / f"{name}.log", "w") as log:
-            self.procs[name] = subprocess.Popen(
-                [sys.executable, *args],
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL,
-                preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None,
-            )
-
-    def check(self) -> None:
-        """RuntimeError naming a child that has exited."""
-        for name, proc in self.procs.items():
-            if proc.poll() is not None:
-                log = self.log_dir / f"{name}.log"
-                tail = "\n".join(log.read_text().splitlines()[-15:]) if log.exists() else ""
-                raise RuntimeError(f"{name} exited with {proc.returncode}:\n{tail}")
-
-    def stop(self, name: str) -> None:
-        proc = self.procs.pop(name, None)
-        if proc is None or proc.poll() is not None:
-            return
-        proc.send_signal(signal.SIGINT)
-        try:
-            proc.wait(5)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(5)
-
-    def stop_all(self) -> None:
-        for name in list(self.procs):
-            self.stop(name)
-
-
 def node_parameters(urdf: str) -> dict:
     return {
         "robot_description": urdf,
@@ -186,7 +134,7 @@ def _params_file(path: Path, node: str, values: dict) -> Path:
 class Supervisor:
     """Sends the trajectories and records the runs (ROS imported here, after the environment)."""
 
-    def __init__(self, children: Children, deadline: float, sim_params: Path) -> None:
+    def __init__(self, children: Processes, deadline: float, sim_params: Path) -> None:
         import rclpy
         from diagnostic_msgs.msg import DiagnosticArray
         from rcl_interfaces.srv import SetParameters
@@ -397,7 +345,7 @@ def main(argv: list[str] | None = None) -> int:
     limit = model.effort_limit[[model.joint_index(j) for j in ARM]]
     sine, shake = multisine_points(model, args.duration, args.seed), shake_points()
     out = Path(args.out)
-    children = Children(out / "jtc_demo_logs")
+    children = Processes(out / "jtc_demo_logs")
     print(
         f"JTC demo: {urdf_path}\n  multi-sine {args.duration:g} s, JTC gains p {KP} d {KD} (i = 0), "
         f"physics and JTC at 1 kHz"
@@ -436,7 +384,7 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         if supervisor is not None:
             supervisor.close()
-        children.stop_all()
+        children.stop()
 
     t_unscaled, tau_unscaled = unscaled_efforts(model, shake)
     window = (fast.t >= 0) & (fast.t <= fast.duration)

@@ -45,11 +45,13 @@ class Processes:
         path = self.log_dir / f"{name}.log"
         return "\n".join(path.read_text().splitlines()[-lines:]) if path.exists() else ""
 
-    def stop(self) -> None:
-        for proc in self.children.values():
+    def stop(self, name: str | None = None) -> None:
+        """End child `name`, or every child (SIGINT together, then SIGKILL after 5 s each)."""
+        procs = list(self.children.values()) if name is None else [self.children.pop(name)]
+        for proc in procs:
             if proc.poll() is None:
                 proc.send_signal(signal.SIGINT)
-        for proc in self.children.values():
+        for proc in procs:
             try:
                 proc.wait(5)
             except subprocess.TimeoutExpired:
