@@ -25,7 +25,7 @@ import numpy as np
 import pinocchio as pin
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from identify_mismatch import TIP, excitation, make_plant, samples_of, simulate, validation_rms  # noqa: E402
+from identify_mismatch import TIP, excitation, plant_of, samples_of, simulate, validation_rms  # noqa: E402
 
 from rnea_ros import RobotModel  # noqa: E402
 from rnea_ros.identification import identify  # noqa: E402
@@ -56,7 +56,7 @@ def main(argv: list[str] | None = None) -> int:
     assert tuple(reduced.names[1:]) == model.joint_names
     robot = SimpleNamespace(model=reduced, data=reduced.createData())
 
-    plant = make_plant(urdf_path.read_text(), args.seed, payload=False)
+    plant = plant_of(urdf_path.read_text(), args.seed, payload=False)
     run = simulate(plant, model, excitation(model, args.seed, args.duration), 0.002)
     samples = samples_of(run, np.random.default_rng(args.seed + 1000), 1e-5, 0.05, 15.0, False, 2)
     n_train = int(round(0.7 * len(samples)))

@@ -26,8 +26,6 @@ import argparse
 import json
 import sys
 import time
-import xml.etree.ElementTree as ET
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -37,94 +35,15 @@ from rnea_ros.regressor import standard_parameters
 from rnea_ros.robots import example_urdf_path
 from rnea_ros.sim.mujoco_arm import MujocoArm
 from rnea_ros.sim.multisine import MultiSine, design
+from rnea_ros.sim.plant import PAYLOAD_COM, PAYLOAD_MASS, Plant, make_plant
 
 TIP = "panda_hand"
 HOME = np.array([0.0, -0.2, 0.0, -1.8, 0.0, 1.7, 0.6])  # rad, inside every limit
-PAYLOAD_MASS = 1.5  # kg
-PAYLOAD_COM = np.array([0.03, -0.02, 0.06])  # m, panda_hand frame
-PAYLOAD_BOX = (0.10, 0.08, 0.06)  # m, a uniform box about the com
 
 
-@dataclass(frozen=True)
-class Plant:
-    """The simulated robot's truth, arrays in joint order."""
-
-    urdf: str
-    damping: np.ndarray  # N m s/rad
-    coulomb: np.ndarray  # N m (MuJoCo frictionloss)
-    armature: np.ndarray  # kg m²
-    mass_factor: dict[str, float]
-    inertia_factor: dict[str, float]
-    payload: bool
-
-
-def _num(x: float) -> str:
-    return f"{float(x):.17g}"
-
-
-def make_plant(urdf: str, seed: int, payload: bool, spread: float = 0.2) -> Plant:
-    """The Panda URDF turned into the plant (module docstring); the same seed gives the same robot
-    with or without the payload."""
-    rng = np.random.default_rng(seed)
-    robot = ET.fromstring(urdf)
-    mass_factor, inertia_factor = {}, {}
-    for link in robot.findall("link"):
-        inertial = link.find("inertial")
-        if inertial is None:
-            continue
-        name = link.get("name")
-        fm, fi = rng.uniform(1 - spread, 1 + spread, 2)
-        mass_factor[name], inertia_factor[name] = float(fm), float(fi)
-        mass = inertial.find("mass")
-        mass.set("value", _num(float(mass.get("value")) * fm))
-        inertia = inertial.find("inertia")
-        for key in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz"):
-            inertia.set(key, _num(float(inertia.get(key, "0")) * fi))
-    arm_joints = [
-        j for j in robot.findall("joint") if j.get("type") != "fixed" and "finger" not in j.get("name")
-    ]
-    n = len(arm_joints)
-    damping = rng.uniform(0.2, 1.0, n)
-    coulomb = rng.uniform(0.5, 2.0, n)
-    armature = rng.uniform(0.02, 0.2, n)
-    for j, joint in enumerate(arm_joints):
-        for old in joint.findall("dynamics"):
-            joint.remove(old)
-        ET.SubElement(joint, "dynamics", {"damping": _num(damping[j]), "friction": _num(coulomb[j])})
-    for joint in robot.findall("joint"):
-        if "finger" in joint.get("name"):
-            joint.set("type", "fixed")
-    if payload:
-        a, b, c = PAYLOAD_BOX
-        m = PAYLOAD_MASS
-        link = ET.SubElement(robot, "link", {"name": "payload"})
-        inertial = ET.SubElement(link, "inertial")
-        ET.SubElement(inertial, "origin", {"xyz": " ".join(map(_num, PAYLOAD_COM)), "rpy": "0 0 0"})
-        ET.SubElement(inertial, "mass", {"value": _num(m)})
-        ET.SubElement(
-            inertial,
-            "inertia",
-            {
-                "ixx": _num(m * (b * b + c * c) / 12),
-                "iyy": _num(m * (a * a + c * c) / 12),
-                "izz": _num(m * (a * a + b * b) / 12),
-                "ixy": "0",
-                "ixz": "0",
-                "iyz": "0",
-            },
-        )
-        joint = ET.SubElement(robot, "joint", {"name": "payload_joint", "type": "fixed"})
-        ET.SubElement(joint, "parent", {"link": TIP})
-        ET.SubElement(joint, "child", {"link": "payload"})
-    return Plant(
-        ET.tostring(robot, encoding="unicode"),
-        damping,
-        coulomb,
-        armature,
-        mass_factor,
-        inertia_factor,
-        payload,
-    )
+def plant_of(urdf: str, seed: int, payload: bool) -> Plant:
+    """The seeded Panda plant (rnea_ros.sim.plant), fingers fixed, the payload on TIP or none."""
+    return make_plant(urdf, seed, payload_link=TIP if payload else "", fix_fingers=True)
 
 
 def excitation(model: RobotModel, seed: int, duration: float) -> MultiSine:
@@ -233,7 +152,7 @@ def main(argv: list[str] | None = None) -> int:
     clock = time.perf_counter()
 
     # run A: no load → inertials, friction, armature
-    plant_a = make_plant(urdf, args.seed, payload=False)
+    plant_a = plant_of(urdf, args.seed, payload=False)
     tc = args.friction_timeconst or None
     run_a = simulate(plant_a, model, excitation(model, args.seed, args.duration), tc)
     samples_a = samples_of(run_a, rng, *opts)
@@ -242,7 +161,7 @@ def main(argv: list[str] | None = None) -> int:
         model, samples_a, ("inertial", "friction"), split=0.7, min_speed=args.min_speed
     )
     # run B: the same robot with the payload → payload, run A's model held
-    plant_b = make_plant(urdf, args.seed, payload=True)
+    plant_b = plant_of(urdf, args.seed, payload=True)
     run_b = simulate(plant_b, model, excitation(model, args.seed + 1, args.duration), tc)
     samples_b = samples_of(run_b, rng, *opts)
     res_b = identify(

@@ -2,7 +2,8 @@
 
 `--controller forward` (the default): the inverse_dynamics node commands a forward_command_controller;
 `--controller jtc`: the trajectory_feedforward node annotates trajectories that a simulated
-joint_trajectory_controller follows (rnea_ros.sim.jtc_demo).
+joint_trajectory_controller follows (rnea_ros.sim.jtc_demo); `--mismatch`: a Panda unlike its
+URDF is recorded, identified and tracked with both models (rnea_ros.sim.mismatch_demo).
 
 A thin entry point that imports nothing from ROS or MuJoCo at import time: the demo's processes
 and supervisor live in rnea_ros.sim and are imported inside `main`. PANDA_ARM and
@@ -20,8 +21,13 @@ __all__ = ["PANDA_ARM", "PANDA_HOME", "main"]
 
 def main(argv: list[str] | None = None) -> int:
     """Run the demo (arguments as `python -m rnea_ros.sim.demo --help`); with `--controller jtc`,
-    the joint_trajectory_controller path instead (`python -m rnea_ros.sim.jtc_demo --help`)."""
+    the joint_trajectory_controller path instead (`python -m rnea_ros.sim.jtc_demo --help`), with
+    `--mismatch` the identification demo (`python -m rnea_ros.demo --mismatch --help`)."""
     args = list(sys.argv[1:] if argv is None else argv)
+    if "--mismatch" in args:
+        from .sim.mismatch_demo import main as mismatch_main
+
+        return mismatch_main([a for a in args if a != "--mismatch"])
     for form in (["--controller", "jtc"], ["--controller=jtc"]):
         at = next((i for i in range(len(args)) if args[i : i + len(form)] == form), None)
         if at is not None:

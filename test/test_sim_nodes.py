@@ -22,7 +22,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Empty, Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory
 
-from rnea_ros import RobotModel, gravity_torques
+from rnea_ros import RobotModel, gravity_torques, mass_matrix
 from rnea_ros.robots import example_urdf_path
 from rnea_ros.testing.rosgraph import stop  # sets ROS_DOMAIN_ID and ROS_LOCALHOST_ONLY before rclpy.init
 
@@ -311,3 +311,43 @@ def test_sim_runs_joint_trajectory_controller_with_effort_feedforward(tmp_path, 
     assert "Traceback" not in output, output
     assert "joint_names ['panda_joint1', 'panda_joint2', 'panda_joint3'] must be the controller's" in output
     assert "unknown parameter 'gains.panda_jiont1.d'" in output, output
+
+
+def test_sim_armature_parameter_adds_rotor_inertia(tmp_path, probe: Probe) -> None:
+    """At rest with gravity compensated, a step Δτ on panda_joint7 accelerates the arm by
+    (M + diag(armature))⁻¹ Δτ: measured from the simulator's velocities against rnea_ros's M."""
+    armature, step, dt = 0.2, 1.0, 0.02  # kg m², N m, s
+    params = sim_params(answer_topic="", armature=[armature])
+    proc = start(tmp_path, "rnea_ros.sim.sim_node", "mujoco_sim", params)
+    try:
+        assert probe.spin_until(lambda: len(probe.states) > 5), "no joint_states"
+        command = {**GRAVITY, "panda_joint7": GRAVITY["panda_joint7"] + step}
+        probe.commands.publish(arm_command(command))
+        assert probe.spin_until(
+            lambda: abs(probe.latest()[2]["panda_joint7"] - command["panda_joint7"]) < 1e-12
+        )
+        first = probe.states[-1]
+        t0 = first.header.stamp.sec + first.header.stamp.nanosec * 1e-9
+        assert probe.spin_until(lambda: probe.latest()[0] >= t0 + dt)
+        last = probe.states[-1]
+        t1 = last.header.stamp.sec + last.header.stamp.nanosec * 1e-9
+    finally:
+        stop(proc)
+    index = [ALL.index(j) for j in ARM]
+    measured = (np.asarray(last.velocity)[index] - np.asarray(first.velocity)[index]) / (t1 - t0)
+    m = mass_matrix(MODEL, HOME)[np.ix_(index, index)] + armature * np.eye(7)
+    expected = np.linalg.solve(m, np.eye(7)[6] * step)
+    bare = np.linalg.solve(mass_matrix(MODEL, HOME)[np.ix_(index, index)], np.eye(7)[6] * step)
+    assert measured[6] == pytest.approx(expected[6], rel=0.03)
+    assert abs(measured[6] - bare[6]) > 10 * abs(measured[6] - expected[6])  # the armature is seen
+
+
+def test_sim_refuses_an_armature_of_the_wrong_length(tmp_path) -> None:
+    proc = start(tmp_path, "rnea_ros.sim.sim_node", "mujoco_sim", sim_params(armature=[0.1, 0.2]))
+    try:
+        code = proc.wait(60)
+    finally:
+        output = stop(proc)
+    assert code == 2, output
+    assert "armature must have 1 or 7 values (joints), got 2" in output, output
+    assert "Traceback" not in output, output

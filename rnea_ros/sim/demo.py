@@ -25,29 +25,43 @@ run starts (after the environment is set).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import io
 import json
 import os
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 from .processes import Processes, start_nodes
 from .scenario import Config, make_config, write_parameters
 
+if TYPE_CHECKING:
+    from .report import Recording
+    from .supervisor import Supervisor
 
-def run(config: Config, processes: Processes | None, timeout: float, record_terms: bool):
-    """Supervise one run and return its Recording (ROS is imported here, after the environment
-    is set)."""
+
+@contextlib.contextmanager
+def supervised(
+    config: Config,
+    processes: Processes | None,
+    timeout: float,
+    record_terms: bool,
+    keep_messages: bool = False,
+    hold: bool = False,
+) -> Iterator[Supervisor]:
+    """A Supervisor of one run (ROS is imported here, after the environment is set), closed on
+    exit; rclpy's own shut-down on SIGINT/SIGTERM comes out as KeyboardInterrupt."""
     from rclpy.executors import ExternalShutdownException
 
     from .supervisor import Supervisor
 
-    supervisor = Supervisor(config, processes, timeout, record_terms)
+    supervisor = Supervisor(config, processes, timeout, record_terms, keep_messages, hold)
     try:
-        return supervisor.run()
+        yield supervisor
     except ExternalShutdownException:  # rclpy's SIGINT/SIGTERM handler shut the context down
         raise KeyboardInterrupt from None
     except Exception:
@@ -58,6 +72,12 @@ def run(config: Config, processes: Processes | None, timeout: float, record_term
         raise
     finally:
         supervisor.close()
+
+
+def run(config: Config, processes: Processes | None, timeout: float, record_terms: bool) -> Recording:
+    """Supervise the three phases of one run and return its Recording."""
+    with supervised(config, processes, timeout, record_terms) as supervisor:
+        return supervisor.run()
 
 
 def _round(values: list[float]) -> str:

@@ -3,7 +3,8 @@
 MuJoCo compiles the URDF itself: visuals, collisions (meshes) and everything but links and
 joints are dropped, inertials are kept exactly as written (no inertia balancing, no mass or
 inertia bounds, no inertia from geometry, static bodies not fused). `<mimic>` becomes a soft
-joint equality. There is no armature (rotor inertia), as in rnea_ros's URDF model.
+joint equality. A URDF has no armature (rotor inertia): it is 0 unless set in
+`model.dof_armature` (the simulator node's `armature` parameter).
 
 Joint friction from `<dynamics damping friction>`: `damping` d is MuJoCo's viscous joint
 damping, integrated implicitly. `friction` F_c (dry, Coulomb) is simulated one of two ways:

@@ -59,12 +59,14 @@ class Processes:
                 proc.wait(5)
 
 
-def start_nodes(processes: Processes, params: Path) -> None:
-    """The three nodes as separate processes, started as a launch file would start them."""
+def start_nodes(processes: Processes, params: Path, node_params: tuple[Path, ...] = ()) -> None:
+    """The three nodes as separate processes, started as a launch file would start them;
+    `node_params`: more parameter files for inverse_dynamics, after `params` (they win)."""
     ros = ["--ros-args", "--params-file", str(params)]
+    extra = [arg for path in node_params for arg in ("--params-file", str(path))]
     processes.start(
         "inverse_dynamics",
-        ["-m", "rnea_ros.node.main", *ros, "-r", "~/effort_commands:=/effort_controller/commands"],
+        ["-m", "rnea_ros.node.main", *ros, *extra, "-r", "~/effort_commands:=/effort_controller/commands"],
     )
     processes.start("multisine_trajectory", ["-m", "rnea_ros.sim.multisine_node", *ros])
     processes.start("mujoco_sim", ["-m", "rnea_ros.sim.sim_node", *ros])

@@ -264,8 +264,10 @@ class _NoAliases(yaml.SafeDumper):
         return True  # rcl's parameter-file parser rejects YAML aliases
 
 
-def write_parameters(config: Config, path: Path) -> Path:
-    """One ROS parameter file with a section per node."""
-    params = {name: {"ros__parameters": values} for name, values in parameters(config).items()}
+def write_parameters(config: Config | dict[str, dict], path: Path) -> Path:
+    """One ROS parameter file with a section per node: `parameters(config)`, or the given
+    parameters by node name."""
+    nodes = parameters(config) if isinstance(config, Config) else config
+    params = {name: {"ros__parameters": values} for name, values in nodes.items()}
     path.write_text(yaml.dump(params, Dumper=_NoAliases))
     return path

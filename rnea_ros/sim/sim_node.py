@@ -45,7 +45,7 @@ from ..node.parameters import declare
 from ..schema import Param, table
 from .answers import AnswerMatcher
 from .jtc import GAIN_NAMES, Gains, JointTrajectoryController
-from .mujoco_arm import INTEGRATORS, MujocoArm
+from .mujoco_arm import COULOMB_MODELS, INTEGRATORS, MujocoArm
 
 # No QoS event handlers: each one is an entity in every wait set, and the loop waits ~2000 times a second.
 LEAN_PUB = PublisherEventCallbacks(use_default_callbacks=False)
@@ -103,6 +103,21 @@ SIM = table(
         _p("hold_kd", "double", 2.0, "damping of that servo, N m s/rad or N s/m", bounds=(0.0, 1e9)),
         _p("rate", "double", 1000.0, "physics and joint_states rate, Hz", bounds=(1.0, 1e5)),
         _p("integrator", "string", "implicitfast", "MuJoCo integrator", choices=tuple(INTEGRATORS)),
+        _p(
+            "coulomb_model",
+            "string",
+            "implicit",
+            "how the URDF's dry friction is simulated: an implicit tanh or MuJoCo's frictionloss",
+            choices=COULOMB_MODELS,
+        ),
+        _p(
+            "armature",
+            "double_array",
+            [0.0],
+            "rotor inertia of the joints of 'joints' (the URDF has none), one value or one per joint, "
+            "kg m^2 or kg",
+            bounds=(0.0, 1e4),
+        ),
         _p(
             "lockstep",
             "bool",
@@ -206,7 +221,19 @@ class SimNode(Node):
         names = MujocoArm(urdf).joint_names
         commanded = [j for j in p["joints"] if j] or list(names)
         held = tuple(j for j in names if j not in commanded)
-        arm = MujocoArm(urdf, 1.0 / p["rate"], p["integrator"], held, p["hold_kp"], p["hold_kd"])
+        arm = MujocoArm(
+            urdf,
+            1.0 / p["rate"],
+            p["integrator"],
+            held,
+            p["hold_kp"],
+            p["hold_kd"],
+            coulomb=p["coulomb_model"],
+        )
+        armature = p["armature"]
+        if len(armature) not in (1, len(commanded)):
+            raise ValueError(f"armature must have 1 or {len(commanded)} values (joints), got {len(armature)}")
+        arm.model.dof_armature[arm.indices(commanded)] = armature
         initial = [j for j in p["initial_joints"] if j]
         if initial and len(initial) != len(p["initial_positions"]):
             raise ValueError("initial_positions must have one value per joint of initial_joints")

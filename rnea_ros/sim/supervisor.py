@@ -17,6 +17,7 @@ import numpy as np
 import rclpy
 from diagnostic_msgs.msg import DiagnosticArray
 from rcl_interfaces.srv import SetParameters
+from rclpy.duration import Duration as RclDuration
 from rclpy.event_handler import SubscriptionEventCallbacks
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
@@ -24,7 +25,7 @@ from rclpy.parameter import Parameter
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Empty, Float64MultiArray
-from trajectory_msgs.msg import JointTrajectory
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from ..node.common import stamp_ns
 from ..trajectory import TrajectorySampler
@@ -44,12 +45,23 @@ STALL = 20.0  # s of wall time without simulated time advancing: the loop is dea
 class Supervisor:
     """One demo run; every wait is bounded by `timeout` (wall s) and by STALL."""
 
-    def __init__(self, config: Config, processes: Processes | None, timeout: float, record_terms: bool):
+    def __init__(
+        self,
+        config: Config,
+        processes: Processes | None,
+        timeout: float,
+        record_terms: bool,
+        keep_messages: bool = False,
+        hold: bool = False,
+    ):
         self.config, self.processes = config, processes
+        self.messages: list[JointState] | None = [] if keep_messages else None  # every joint_states
         self.deadline = time.monotonic() + timeout
         if not rclpy.ok():
             rclpy.init()
         self.node = node = Node("demo_supervisor")
+        if hold:  # before joint_states is subscribed: the physics waits for that subscriber
+            self._hold_home()
         self.states: list[tuple[int, object]] = []
         self.index: list[int] | None = None
         self.terms: dict[str, list[tuple[int, object]]] = {t: [] for t in RECORDED_TERMS}
@@ -77,6 +89,25 @@ class Supervisor:
         self.now = -1.0  # latest simulated time, s
         self._advanced = time.monotonic()
 
+    def _hold_home(self) -> None:
+        """Send the node a one-point trajectory at the configured home pose, so that its PD holds
+        the arm there from the first step (without one the node compensates the model alone and an
+        arm unlike its model sags)."""
+        c = self.config
+        pub = self.node.create_publisher(JointTrajectory, f"{NODE}/joint_trajectory", 10)
+        while pub.get_subscription_count() == 0:
+            if self.processes is not None:
+                self.processes.check()
+            if time.monotonic() > self.deadline:
+                raise TimeoutError(f"{NODE} did not subscribe to its trajectory topic")
+            time.sleep(0.05)
+        point = JointTrajectoryPoint(positions=[float(c.home[j]) for j in c.joints])
+        point.velocities = point.accelerations = [0.0] * len(c.joints)
+        point.time_from_start.nanosec = 1_000_000  # 1 ms: from the state at rest to the same pose
+        pub.publish(JointTrajectory(joint_names=list(c.joints), points=[point]))
+        if not pub.wait_for_all_acked(RclDuration(seconds=10)):
+            raise TimeoutError(f"{NODE} did not take the hold trajectory")
+
     # --- recording -------------------------------------------------------------------------
 
     def _on_state(self, msg: JointState) -> None:
@@ -85,6 +116,8 @@ class Supervisor:
             self.index = [names.index(j) for j in self.config.joints]
         t = stamp_ns(msg.header.stamp)
         self.states.append((t, msg.position))
+        if self.messages is not None:
+            self.messages.append(msg)
         if t * 1e-9 > self.now:
             self.now = t * 1e-9
             self._advanced = time.monotonic()
@@ -151,8 +184,8 @@ class Supervisor:
 
     # --- the run ---------------------------------------------------------------------------
 
-    def run(self) -> Recording:
-        c = self.config
+    def wait_for_loop(self) -> None:
+        """Until the physics runs and multisine_trajectory listens (60 s at most)."""
         ready = time.monotonic() + 60.0
         self._spin_until(
             lambda: (
@@ -163,6 +196,19 @@ class Supervisor:
         )
         if self.now <= 0:
             raise TimeoutError("the closed loop did not start within 60 s (no command reached the simulator)")
+
+    def track(self, duration: float, settle: float = SETTLE) -> tuple[float, float]:
+        """From rest: wait `settle` s, run one multi-sine of `duration` s and TAIL s after it; its
+        window (simulated s)."""
+        self.wait_for_loop()
+        self.wait_until(settle)
+        start = self.request_trajectory()
+        self.wait_until(start + duration + TAIL)
+        return start, start + duration
+
+    def run(self) -> Recording:
+        c = self.config
+        self.wait_for_loop()
         print(f"  loop running; phase 1: hold {c.hold:g} s, no trajectory, model terms compensated")
         self.wait_until(c.hold)
         pd = self.request_trajectory()  # first: it starts from the pose at rest

@@ -1,0 +1,256 @@
+"""Closed-loop demo on a robot that is not its URDF: record, identify, track (`--mismatch`).
+
+    python -m rnea_ros.demo --mismatch [--seed 0] [--record 40] [--track 15] [--out out] [--no-plot]
+
+The plant is MuJoCo compiling the Panda URDF changed by `rnea_ros.sim.plant` (seeded): every
+link's mass and inertia off by up to ±20 %, Coulomb friction 0.5–2 N m, viscous friction and
+armature the URDF lacks, a 1.5 kg payload on panda_hand with its com off the flange. The nodes
+(`mujoco_sim` with that plant, `inverse_dynamics`, `multisine_trajectory`) run as separate
+processes over real DDS, lock-step by default, with the same PD gains (`feedback.kp/kd`) in
+every run, and each run starts from rest at the same pose:
+
+1. record: the node with the URDF model tracks a seeded excitation multi-sine (`--record` s);
+   joint_states (position, velocity, the applied effort) go to a rosbag2 (`out/mismatch/bag`);
+2. identify: `python -m rnea_ros.identify` on that bag, as a user would run it: inertials,
+   friction and armature of the chain up to the payload link, held-out validation on the last
+   30 % (`out/mismatch/identified.yaml`, `identified.urdf`, `report.json`, `efforts.png`);
+3. track with the URDF model, then with the identified URDF and parameter file, the same test
+   multi-sine (`--track` s, another seed).
+
+Prints per joint the tracking RMS of both runs and their ratio, the held-out torque RMS of both
+models and the identified friction against the plant's, writes a plot, and exits 1 when a target
+is missed (tracking RMS ≥ 5× lower with the identified model on every joint; held-out torque RMS
+≤ 10 % of the URDF model's on the first six joints; viscous and Coulomb within 10 %), 2 on bad
+options. Every child process is stopped on exit, Ctrl-C or error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import cast
+
+import numpy as np
+
+from ..bag import write_joint_states
+from ..model import RobotModel
+from ..robots import example_urdf_path
+from .mismatch_report import IDENTIFIED, TRUTH, Track, check_targets, plot, table
+from .plant import Plant, make_plant
+from .processes import Processes, start_nodes
+from .report import Recording
+from .scenario import Config, check_arm, home_of, parameters, split_arm, write_parameters
+
+# Impedance gains of the runs (N m/rad, N m s/rad), Franka-like: stiff enough for the excitation
+# to be followed closely with the URDF model, the same in every run.
+KP = [2000.0, 2000.0, 2000.0, 2000.0, 500.0, 500.0, 200.0]
+KD = [100.0, 100.0, 60.0, 60.0, 15.0, 15.0, 6.0]
+PAYLOAD_LINK = "panda_hand"
+# The excitation: five sines per joint, large and fast within the URDF's limits.
+EXCITATION = {
+    "components": 5,
+    "frequency_min": 0.1,
+    "frequency_max": 0.6,
+    "max_amplitude": 1.5,
+    "position_margin": 0.15,
+    "velocity_scale": 0.9,
+    "max_acceleration": [20.0],
+    "ramp": 2.0,
+}
+
+
+def argument_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m rnea_ros.demo --mismatch", description=__doc__.split("\n\n")[0]
+    )
+    parser.add_argument("--seed", type=int, default=0, help="plant and trajectories (default 0)")
+    parser.add_argument("--record", type=float, default=40.0, help="excitation length, s (default 40)")
+    parser.add_argument("--track", type=float, default=15.0, help="test trajectory length, s (default 15)")
+    parser.add_argument(
+        "--lockstep", action=argparse.BooleanOptionalAction, default=True, help="lock-step (default)"
+    )
+    parser.add_argument("--headless", "--no-plot", dest="plot", action="store_false", help="no PNG")
+    parser.add_argument("--out", default="out", help="directory of the results (default ./out)")
+    parser.add_argument("--domain-id", type=int, default=20 + os.getpid() % 80, help="ROS_DOMAIN_ID")
+    parser.add_argument("--timeout", type=float, default=600.0, help="wall-clock limit of each run, s")
+    parser.add_argument("--json", help="also write the numbers to this JSON file")
+    return parser
+
+
+def make_config(args: argparse.Namespace) -> tuple[Config, Plant]:
+    """The runs' configuration and the plant; ValueError on bad options."""
+    if args.record < 10.0 or args.track < 4.0:
+        raise ValueError(f"--record must be >= 10 s and --track >= 4 s, got {args.record}, {args.track}")
+    path = example_urdf_path("panda")
+    urdf = path.read_text()
+    model = RobotModel.from_urdf(urdf)
+    joints = split_arm(model).chain
+    home = home_of(model)
+    check_arm(model, home, joints, KP, KD)
+    config = Config(urdf, joints, home, KP, KD, lockstep=args.lockstep, seed=args.seed, urdf_path=str(path))
+    return config, make_plant(urdf, args.seed, payload_link=PAYLOAD_LINK)
+
+
+def node_parameters(config: Config, plant: Plant, multisine: dict, description: str) -> dict[str, dict]:
+    """The three nodes' parameters for one run: the simulator runs the plant, the node
+    `description`."""
+    params = parameters(config)
+    params["mujoco_sim"].update(
+        robot_description=plant.urdf,
+        armature=[float(plant.armature[plant.joints.index(j)]) for j in config.joints],
+    )
+    params["inverse_dynamics"]["robot_description"] = description
+    params["multisine_trajectory"].update(multisine)
+    return params
+
+
+def supervise(
+    config: Config,
+    params: dict[str, dict],
+    node_files: tuple[Path, ...],
+    name: str,
+    args: argparse.Namespace,
+    duration: float,
+) -> tuple[Recording, tuple[float, float], list]:
+    """Start the nodes, run one trajectory of `duration` s from rest, stop them; (Recording,
+    window, every joint_states message)."""
+    from .demo import supervised
+
+    out = Path(args.out) / "mismatch"
+    processes = Processes(out / "logs" / name)
+    try:
+        start_nodes(processes, write_parameters(params, out / f"{name}.params.yaml"), node_files)
+        with supervised(config, processes, args.timeout, False, keep_messages=True, hold=True) as supervisor:
+            window = supervisor.track(duration)
+            recording = supervisor.recording((0.0, 0.0), window, window)
+            return recording, window, supervisor.messages or []
+    finally:
+        processes.stop()
+
+
+def record_bag(messages: list, window: tuple[float, float], path: Path) -> Path:
+    """The joint_states messages stamped within `window` (simulated s: recording starts and stops
+    with the excitation) → a rosbag2 (sqlite3), stamped and received at simulated time."""
+    names = list(messages[0].name)
+    rows = [m for m in messages if list(m.name) == names]
+    stamps = np.array([m.header.stamp.sec + m.header.stamp.nanosec * 1e-9 for m in rows])
+    _, first = np.unique(stamps, return_index=True)  # a re-published state once
+    first = first[(stamps[first] >= window[0]) & (stamps[first] <= window[1])]
+    rows = [rows[k] for k in first]
+    if path.exists():
+        import shutil
+
+        shutil.rmtree(path)
+    return write_joint_states(
+        path,
+        stamps[first],
+        names,
+        [list(m.position) for m in rows],
+        [list(m.velocity) for m in rows],
+        [list(m.effort) for m in rows],
+    )
+
+
+def identify(bag: Path, config: Config, out: Path) -> dict:
+    """`python -m rnea_ros.identify` on the bag; its report.json."""
+    command = [
+        sys.executable,
+        "-m",
+        "rnea_ros.identify",
+        str(bag),
+        "--urdf",
+        config.urdf_path,
+        "--tip-link",
+        PAYLOAD_LINK,
+        "--identify",
+        "inertial",
+        "friction",
+        "--out-params",
+        str(out / "identified.yaml"),
+        "--urdf-out",
+        str(out / "identified.urdf"),
+        "--report-dir",
+        str(out),
+    ]
+    print("  $ " + " ".join(Path(c).name if c == sys.executable else c for c in command))
+    done = subprocess.run(command, capture_output=True, text=True, timeout=600, check=False)
+    if done.returncode != 0:
+        raise RuntimeError(f"identify exited with {done.returncode}: {done.stderr.strip()}")
+    return json.loads((out / "report.json").read_text())
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = argument_parser().parse_args(argv)
+    cast(io.TextIOWrapper, sys.stdout).reconfigure(line_buffering=True)
+    try:
+        config, plant = make_config(args)
+    except (OSError, ValueError) as exc:
+        print(f"demo: {exc}", file=sys.stderr)
+        return 2
+    os.environ["ROS_DOMAIN_ID"] = str(args.domain_id)
+    os.environ["ROS_LOCALHOST_ONLY"] = "1"
+    out = Path(args.out) / "mismatch"
+    out.mkdir(parents=True, exist_ok=True)
+    mode = "lock-step" if config.lockstep else "real time"
+    print(
+        f"mismatch demo: a MuJoCo Panda unlike its URDF (seed {args.seed}; ±20 % inertials, friction, "
+        f"armature, {PAYLOAD_LINK} payload), {mode}\n  PD gains (every run) kp {config.kp} N m/rad, "
+        f"kd {config.kd} N m s/rad"
+    )
+    started = time.monotonic()
+    excitation = {**EXCITATION, "duration": args.record, "seed": args.seed}
+    test = {"duration": args.track, "ramp": min(1.5, args.track / 4), "seed": args.seed + 1}
+    nominal = config.urdf
+    try:
+        print(f"1. record: URDF model, excitation {args.record:g} s")
+        _, window, messages = supervise(
+            config, node_parameters(config, plant, excitation, nominal), (), "record", args, args.record
+        )
+        bag = record_bag(messages, window, out / "bag")
+        print(f"  joint_states of {window[0]:.2f}..{window[1]:.2f} s -> {bag}")
+        print("2. identify")
+        report = identify(bag, config, out)
+        identified = (out / "identified.urdf").read_text()
+        tracks = []
+        for label, description, files in (
+            ("URDF model", nominal, ()),
+            ("identified", identified, (out / "identified.yaml",)),
+        ):
+            print(f"3. track with the {label}: test multi-sine {args.track:g} s")
+            params = node_parameters(config, plant, test, description)
+            name = "track_" + label.split()[0].lower()
+            recording, window, _ = supervise(config, params, files, name, args, args.track)
+            tracks.append(Track.of(label, recording, window))
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except (RuntimeError, TimeoutError, ValueError) as exc:
+        print(f"demo failed: {exc}", file=sys.stderr)
+        return 1
+    print(f"\nran in {time.monotonic() - started:.1f} s wall\n")
+    print(table(tracks, report, plant))
+    failed = check_targets(tracks, report, plant)
+    verdict = "all met" if not failed else "MISSED\n  " + "\n  ".join(failed)
+    print(
+        "\ntargets (tracking RMS >= 5x lower with the identified model, held-out torque RMS <= 10 % of "
+        f"the URDF model's on joints 1-6, viscous and Coulomb within 10 %): {verdict}"
+    )
+    if args.json:
+        numbers = {
+            "tracks": [t.to_dict() for t in tracks],
+            "report": {k: report[k] for k in ("joints", "rms_model", "rms_identified", *IDENTIFIED)},
+            "truth": {"joints": plant.joints, **{k: getattr(plant, k).tolist() for k in TRUTH}},
+            "failed": failed,
+        }
+        Path(args.json).write_text(json.dumps(numbers, indent=1))
+    if args.plot:
+        path = plot(tracks, out / "tracking.png", f"Panda unlike its URDF (seed {args.seed}), {mode}")
+        print(f"plots: {path.resolve()}, {(out / 'efforts.png').resolve()}")
+    return 1 if failed else 0
+

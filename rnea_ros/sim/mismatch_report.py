@@ -1,0 +1,178 @@
+"""Numbers, table, targets and plot of the mismatch demo (no ROS; matplotlib only for the plot).
+
+`report` is identify's report.json (per-joint arrays in its `joints` order); the plant's arrays
+follow `plant.joints`; everything is mapped by joint name. Tracking errors in degrees, torques in
+N m, friction in N m s/rad and N m, armature in kg m².
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from .plant import Plant
+from .report import Recording
+
+TRACKING_RATIO = 5.0  # tracking RMS, URDF model over identified, per joint
+HELD_OUT_RATIO = 0.10  # held-out torque RMS, identified over URDF model, joints 1-6
+HELD_OUT_JOINTS = 6
+FRICTION_ERROR = 0.10  # relative, viscous and Coulomb
+TRUTH = ("damping", "coulomb", "armature")  # Plant fields
+IDENTIFIED = ("viscous", "coulomb", "armature")  # identify's report keys
+
+
+@dataclass(frozen=True)
+class Track:
+    """One tracking run: error desired − measured over the trajectory's window."""
+
+    label: str
+    joints: list[str]
+    t: np.ndarray  # (N,) s from the trajectory's start
+    error: np.ndarray  # (N, n) deg
+
+    @classmethod
+    def of(cls, label: str, rec: Recording, window: tuple[float, float]) -> Track:
+        """The window of a recording; ValueError when it holds no joint_states."""
+        mask = (rec.t >= window[0]) & (rec.t <= window[1])
+        if not mask.any():
+            raise ValueError(f"{label}: no joint_states during the trajectory")
+        error = np.degrees(rec.q_des[mask] - rec.q[mask])
+        return cls(label, list(rec.joints), rec.t[mask] - window[0], error)
+
+    @property
+    def rms(self) -> np.ndarray:
+        return np.sqrt(np.mean(self.error**2, axis=0))
+
+    @property
+    def max(self) -> np.ndarray:
+        return np.abs(self.error).max(axis=0)
+
+    def to_dict(self) -> dict:
+        return {
+            "label": self.label,
+            "joints": self.joints,
+            "rms_deg": self.rms.tolist(),
+            "max_deg": self.max.tolist(),
+            "samples": int(self.t.size),
+        }
+
+
+def _by_name(values, names, joints: list[str]) -> np.ndarray:
+    names = list(names)
+    return np.array([values[names.index(j)] for j in joints], dtype=float)
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Per joint of `joints`: what the table shows and the targets check."""
+
+    joints: list[str]
+    rms_urdf: np.ndarray  # tracking, deg
+    rms_identified: np.ndarray
+    torque_urdf: np.ndarray  # held-out torque RMS, N m
+    torque_identified: np.ndarray
+    truth: dict[str, np.ndarray]  # damping, coulomb, armature of the plant
+    identified: dict[str, np.ndarray]  # viscous, coulomb, armature
+
+    @classmethod
+    def of(cls, tracks: list[Track], report: dict, plant: Plant) -> Comparison:
+        urdf, ident = tracks
+        joints, names = urdf.joints, report["joints"]
+        return cls(
+            joints,
+            urdf.rms,
+            ident.rms,
+            _by_name(report["rms_model"], names, joints),
+            _by_name(report["rms_identified"], names, joints),
+            {k: _by_name(getattr(plant, k), plant.joints, joints) for k in TRUTH},
+            {k: _by_name(report[k], names, joints) for k in IDENTIFIED},
+        )
+
+    @property
+    def tracking_ratio(self) -> np.ndarray:
+        return self.rms_urdf / np.maximum(self.rms_identified, 1e-300)
+
+    @property
+    def torque_ratio(self) -> np.ndarray:
+        return self.torque_identified / np.maximum(self.torque_urdf, 1e-300)
+
+    def friction_error(self, which: str) -> np.ndarray:
+        """Relative error of the identified viscous or coulomb coefficient."""
+        truth = self.truth["damping" if which == "viscous" else "coulomb"]
+        return (self.identified[which] - truth) / truth
+
+
+def table(tracks: list[Track], report: dict, plant: Plant) -> str:
+    c = Comparison.of(tracks, report, plant)
+    w = max(12, *map(len, c.joints))
+    head = (
+        f"{'':<{w}} | {'tracking RMS, deg':^26} | {'held-out torque RMS, N m':^26} | "
+        f"{'viscous N m s/rad':^20} | {'Coulomb N m':^20} | {'armature kg m2':^13}\n"
+        f"{'joint':<{w}} | {'URDF':>8} {'ident':>8} {'ratio':>7} | {'URDF':>8} {'ident':>8} {'ratio':>7} | "
+        + f"{'plant':>6} {'ident':>6} {'err':>6} | " * 2
+        + f"{'plant':>6} {'ident':>6}"
+    )
+    ev, ec = c.friction_error("viscous"), c.friction_error("coulomb")
+    rows = [
+        f"{j:<{w}} | {c.rms_urdf[k]:>8.4f} {c.rms_identified[k]:>8.4f} {c.tracking_ratio[k]:>6.1f}x | "
+        f"{c.torque_urdf[k]:>8.3f} {c.torque_identified[k]:>8.3f} {c.torque_ratio[k]:>7.3f} | "
+        f"{c.truth['damping'][k]:>6.3f} {c.identified['viscous'][k]:>6.3f} {100 * ev[k]:>+5.1f}% | "
+        f"{c.truth['coulomb'][k]:>6.3f} {c.identified['coulomb'][k]:>6.3f} {100 * ec[k]:>+5.1f}% | "
+        f"{c.truth['armature'][k]:>6.3f} {c.identified['armature'][k]:>6.3f}"
+        for k, j in enumerate(c.joints)
+    ]
+    rule = "-" * len(rows[0])
+    total = np.sqrt(np.mean(c.rms_urdf**2)) / np.sqrt(np.mean(c.rms_identified**2))
+    foot = (
+        f"all joints: tracking RMS ratio {total:.1f}x; samples {tracks[0].t.size} / {tracks[1].t.size}; "
+        f"base regressor condition number {report['condition_number']:.3g}, "
+        f"{report['train_samples']} + {report['validation_samples']} samples (fit + held out)"
+    )
+    return "\n".join([head, rule, *rows, rule, foot])
+
+
+def check_targets(tracks: list[Track], report: dict, plant: Plant) -> list[str]:
+    """The targets of the module constants that are missed (empty: all met)."""
+    c = Comparison.of(tracks, report, plant)
+    failed = []
+    for k, j in enumerate(c.joints):
+        if not c.tracking_ratio[k] >= TRACKING_RATIO:
+            failed.append(f"{j}: tracking RMS ratio {c.tracking_ratio[k]:.3g}x < {TRACKING_RATIO:g}x")
+        if k < HELD_OUT_JOINTS and not c.torque_ratio[k] <= HELD_OUT_RATIO:
+            failed.append(f"{j}: held-out torque RMS ratio {c.torque_ratio[k]:.3g} > {HELD_OUT_RATIO:g}")
+        for which in ("viscous", "coulomb"):
+            err = c.friction_error(which)[k]
+            if not abs(err) <= FRICTION_ERROR:
+                failed.append(f"{j}: {which} off by {100 * err:+.1f} %")
+    return failed
+
+
+def plot(tracks: list[Track], path: Path, title: str = "") -> Path:
+    """Tracking error per joint over the test trajectory, both models (deg, log); PNG."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    joints = tracks[0].joints
+    size = (10, 1.6 * len(joints) + 1.2)
+    fig, axes = plt.subplots(len(joints), 1, figsize=size, sharex=True, squeeze=False)
+    for j, name in enumerate(joints):
+        ax = axes[j, 0]
+        for k, track in enumerate(tracks):
+            label = f"{track.label} (RMS {track.rms[j]:.3g} deg)"
+            ax.semilogy(track.t, np.maximum(np.abs(track.error[:, j]), 1e-6), f"C{k}", lw=0.8, label=label)
+        ax.set_ylabel(f"{name}\n|error| deg", fontsize=8)
+        ax.tick_params(labelsize=7)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7, loc="upper right")
+    axes[-1, 0].set_xlabel("s from the start of the test trajectory")
+    fig.suptitle(title or "tracking error: URDF model vs identified model, same PD gains")
+    fig.tight_layout()
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+    return path
