@@ -375,6 +375,8 @@ class Identification:
     payload: Payload | None  # identified payload (link frame), or None
     rms_model: np.ndarray  # per-joint validation RMS of the model before identification
     rms_identified: np.ndarray  # per-joint validation RMS of the identified model
+    rms_model_moving: np.ndarray  # the same over the validation rows with |q̇_j| ≥ min_speed
+    rms_identified_moving: np.ndarray
     condition_number: float  # of the base regressor (SI units) on the training samples
     rank: int  # number of base parameters among the free ones
     free: int  # number of free parameters
@@ -404,6 +406,8 @@ class Identification:
             "payload": payload,
             "rms_model": [float(x) for x in self.rms_model],
             "rms_identified": [float(x) for x in self.rms_identified],
+            "rms_model_moving": [float(x) for x in self.rms_model_moving],
+            "rms_identified_moving": [float(x) for x in self.rms_identified_moving],
             "condition_number": self.condition_number,
             "rank": self.rank,
             "free_parameters": self.free,
@@ -609,7 +613,8 @@ def identify(
     body's link): its mass and centre of mass as a point mass (nonlinear least squares on the
     reduced problem), with `payload_inertia` also its inertia about the com (linear).
     Rows of joint j where |q̇_j| < `min_speed` (rad/s or m/s) are left out of the fit (sticking
-    phases, where dry friction takes any value within ±F_c; validation keeps every sample).
+    phases, where dry friction takes any value within ±F_c); validation reports every sample
+    (`rms_model`, `rms_identified`) and the rows that are fitted (`rms_*_moving`).
     With `physical`, when the linear fit leaves a body physically inconsistent, every free body is
     refitted as a pseudo-inertia U Uᵀ (consistent by construction; nonlinear least squares on the
     same reduced, whitened and regularised problem).
@@ -731,15 +736,18 @@ def identify(
         # keep the split robot + payload visible: the bare robot plus `payload` on its link
         identified_model = _with_payload_record(identified_model, model, payload, pi, payload_body)
 
-    rms0 = np.zeros(n)
-    rms1 = np.zeros(n)
+    sq = np.zeros((4, n))  # squared residuals: model, identified; the same on moving rows
+    moving = np.zeros(n)
     offset = count - len(valid)
     for start in range(0, len(valid), chunk):
         part = valid.part(slice(start, start + chunk))
         y = _regressor(model, part, sign[offset + start : offset + start + len(part)], reg)
-        rms0 += np.sum((part.tau - y @ pi0) ** 2, axis=0)
-        rms1 += np.sum((part.tau - y @ pi) ** 2, axis=0)
-    rms0, rms1 = np.sqrt(rms0 / len(valid)), np.sqrt(rms1 / len(valid))
+        fast = np.abs(part.qd) >= min_speed
+        r0, r1 = (part.tau - y @ pi0) ** 2, (part.tau - y @ pi) ** 2
+        sq += [r0.sum(0), r1.sum(0), np.where(fast, r0, 0).sum(0), np.where(fast, r1, 0).sum(0)]
+        moving += fast.sum(0)
+    rms0, rms1 = np.sqrt(sq[:2] / len(valid))
+    rms0_moving, rms1_moving = np.sqrt(sq[2:] / np.maximum(moving, 1))
     if split >= 1:
         notes.append("split = 1: validated on the training samples")
     if cond > 1e8:
@@ -760,6 +768,8 @@ def identify(
         payload=payload,
         rms_model=rms0,
         rms_identified=rms1,
+        rms_model_moving=rms0_moving,
+        rms_identified_moving=rms1_moving,
         condition_number=cond,
         rank=basis.rank,
         free=int(cols.size),

@@ -293,12 +293,24 @@ def corrected_urdf(urdf: str, model: RobotModel, result: Identification) -> tupl
 
 def table(result: Identification) -> str:
     """Per-joint validation RMS before and after, as text."""
-    lines = [f"{'joint':<22}{'URDF RMS':>12}{'identified':>12}{'ratio':>8}   N m (N), held-out samples"]
-    lines.append("-" * len(lines[0]))
+    lines = [
+        f"{'':<22}{'held-out torque RMS, N m (N)':^32} | {'moving samples only':^32}",
+        f"{'joint':<22}" + f"{'URDF':>12}{'identified':>12}{'ratio':>8} | " * 2,
+    ]
+    lines[1] = lines[1][:-3]
+    lines.append("-" * len(lines[1]))
+
+    def ratio(a: float, b: float) -> float:
+        return b / a if a > 0 else float("nan")
+
     for j, name in enumerate(result.joint_names):
         a, b = result.rms_model[j], result.rms_identified[j]
-        lines.append(f"{name:<22}{a:>12.4g}{b:>12.4g}{b / a if a > 0 else float('nan'):>8.3f}")
-    lines.append("-" * len(lines[0]))
+        c, d = result.rms_model_moving[j], result.rms_identified_moving[j]
+        lines.append(
+            f"{name:<22}{a:>12.4g}{b:>12.4g}{ratio(a, b):>8.3f} | {c:>12.4g}{d:>12.4g}{ratio(c, d):>8.3f}"
+        )
+    lines.append("-" * len(lines[1]))
+    lines.append("moving samples: the joint faster than --min-speed (the rows that are fitted)")
     lines.append(
         f"base regressor: rank {result.rank} of {result.free} free parameters, "
         f"condition number {result.condition_number:.4g}"

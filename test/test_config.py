@@ -242,3 +242,16 @@ def test_readme_parameter_table_is_the_schema() -> None:
     from rnea_ros.schema import markdown_table
 
     assert markdown_table(SPECS) in (ROOT / "README.md").read_text()
+
+
+def test_excitation_config_is_valid_and_is_what_the_mismatch_demo_records() -> None:
+    from rnea_ros.schema import validate
+    from rnea_ros.sim.mismatch_demo import EXCITATION
+    from rnea_ros.sim.multisine_node import MULTISINE
+
+    values = yaml.safe_load((ROOT / "config" / "excitation.yaml").read_text())["multisine_trajectory"][
+        "ros__parameters"
+    ]
+    assert set(values) <= set(MULTISINE)
+    assert validate(MULTISINE, values) == values  # every value valid as written
+    assert {k: v for k, v in values.items() if k not in ("duration", "autostart")} == EXCITATION

@@ -15,6 +15,7 @@ from rnea_ros.identification import (
     identify,
     identify_friction,
     identify_payload,
+    predict,
     prepare,
     pseudo_inertia,
 )
@@ -312,3 +313,25 @@ def test_bad_requests_raise_value_error() -> None:
         identify(model, s.part(slice(0, 5)), ("inertial", "friction"))
     with pytest.raises(ValueError, match="payload_link"):
         identify(model, s, ("payload",), payload_link="nowhere")
+
+
+def test_validation_rms_over_every_sample_and_over_the_moving_ones() -> None:
+    """rms_* over every held-out sample and rms_*_moving over the rows with |q̇_j| ≥ min_speed,
+    both recomputed here from the prediction of each parameter vector."""
+    model = urdf_model("ur5")
+    truth, _ = perturbed(model, seed=21)
+    t, q, qd, qdd = trajectory(model, seed=22, duration=20.0)
+    tau = torques(truth, q, qd, qdd) + np.random.default_rng(23).normal(0, 0.2, q.shape)
+    samples = Samples(t, q, qd, qdd, tau)
+    for min_speed in (0.0, 0.05):
+        res = identify(model, samples, ("inertial", "friction"), split=0.6, min_speed=min_speed)
+        valid = samples.part(slice(res.train_samples, len(samples)))
+        fast = np.abs(valid.qd) >= min_speed
+        assert 0.2 < fast.mean() <= 1.0 and (min_speed == 0.0) == bool(fast.all())
+        for pi, every, moving in (
+            (res.model_parameters, res.rms_model, res.rms_model_moving),
+            (res.parameters, res.rms_identified, res.rms_identified_moving),
+        ):
+            r2 = (valid.tau - predict(model, valid, pi)) ** 2
+            np.testing.assert_allclose(every, np.sqrt(r2.mean(0)), rtol=1e-9)
+            np.testing.assert_allclose(moving, np.sqrt((r2 * fast).sum(0) / fast.sum(0)), rtol=1e-9)

@@ -25,14 +25,17 @@ def recording(amplitude: np.ndarray) -> Recording:
     return Recording(list(JOINTS), t, q_des - err, q_des, (0, 0), (2.0, 8.0), (2.0, 8.0))
 
 
-def report(order: list[str], rms_model, rms_identified, viscous, coulomb) -> dict:
-    """identify's report.json fields, arrays in `order` (given here in JOINTS order)."""
+def report(order: list[str], rms_model, rms_identified, viscous, coulomb, moving=None) -> dict:
+    """identify's report.json fields, arrays in `order` (given here in JOINTS order); `moving`:
+    rms_identified_moving (rms_model_moving = rms_model), default rms_identified."""
     idx = [JOINTS.index(j) for j in order]
     pick = lambda a: [float(np.asarray(a, dtype=float)[i]) for i in idx]  # noqa: E731
     return {
         "joints": order,
         "rms_model": pick(rms_model),
         "rms_identified": pick(rms_identified),
+        "rms_model_moving": pick(rms_model),
+        "rms_identified_moving": pick(rms_identified if moving is None else moving),
         "viscous": pick(viscous),
         "coulomb": pick(coulomb),
         "armature": pick([0.0, 0.0, 0.0]),
@@ -56,15 +59,17 @@ def test_comparison_maps_by_name_and_checks_every_target() -> None:
     urdf = Track.of("URDF model", recording(np.array([10.0, 10.0, 10.0])), (2.0, 8.0))
     ident = Track.of("identified", recording(np.array([1.0, 1.9, 4.0])), (2.0, 8.0))
     truth_v, truth_c = np.array([1.0, 2.0, 3.0]), np.array([0.1, 0.2, 0.3])  # JOINTS order
-    rep = report(["b", "c", "a"], [1.0, 1.0, 1.0], [0.05, 0.2, 0.05], truth_v * [1.0, 1.2, 1.0], truth_c)
+    all_samples, moving = [0.3, 0.3, 0.05], [0.05, 0.2, 0.05]  # a's sticking rows: not the target
+    rep = report(["b", "c", "a"], [1.0] * 3, all_samples, truth_v * [1.0, 1.2, 1.0], truth_c, moving)
     c = Comparison.of([urdf, ident], rep, PLANT)
     np.testing.assert_allclose(c.tracking_ratio, [10.0, 10 / 1.9, 2.5], rtol=1e-3)
-    np.testing.assert_allclose(c.torque_ratio, [0.05, 0.2, 0.05])
+    np.testing.assert_allclose(c.torque_ratio, all_samples)
+    np.testing.assert_allclose(c.moving_ratio, moving)
     np.testing.assert_allclose(c.friction_error("viscous"), [0.0, 0.2, 0.0], atol=1e-15)
     np.testing.assert_allclose(c.friction_error("coulomb"), 0.0, atol=1e-15)
     failed = check_targets([urdf, ident], rep, PLANT)
     assert any(f.startswith("c: tracking RMS ratio 2.5") for f in failed)
-    assert any(f.startswith("b: held-out torque RMS ratio 0.2") for f in failed)
+    assert any(f.startswith("b: held-out torque RMS ratio (moving) 0.2") for f in failed)
     assert any(f.startswith("b: viscous off by +20.0 %") for f in failed)
     assert len(failed) == 3  # b's tracking ratio 5.26: met
     assert "10.0x" in table([urdf, ident], rep, PLANT)

@@ -9,15 +9,18 @@ node's model are the same robot: same joints in the same order, same masses and 
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
+from dataclasses import replace
 
 import numpy as np
+import pinocchio as pin
 import pytest
+from pinref import PinRef
 
 from rnea_ros import RobotModel, gravity_torques, mass_matrix, rnea
 from rnea_ros.robots import example_urdf_path
 from rnea_ros.sim.answers import AnswerMatcher
 from rnea_ros.sim.mujoco_arm import MujocoArm, mujoco_urdf
-from rnea_ros.sim.multisine import MultiSine, design
+from rnea_ros.sim.multisine import MultiSine, design, within_effort_limits
 from rnea_ros.sim.report import Recording, check_targets, plot, summarize, table
 from rnea_ros.trajectory import TrajectorySampler
 
@@ -344,6 +347,56 @@ def test_multisine_points_interpolated_quintic_reproduce_it() -> None:
     t = np.linspace(0, 5.0, 1237)
     for got, want in zip(sampler.sample(t), ms.sample(t), strict=True):
         assert np.abs(got - want).max() < 1e-7
+
+
+def _pinocchio_peak_ratio(ms: MultiSine, rest: np.ndarray) -> np.ndarray:
+    """Per joint max |τ| / effort limit along `ms` (first 7 joints), τ from Pinocchio's rnea (the
+    Panda URDF has no friction), sampled at 1 kHz."""
+    ref = PinRef("panda")
+    t = np.linspace(0.0, ms.duration, int(ms.duration * 1000) + 1)
+    path = ms.sample(t)
+    peak = np.zeros(PANDA.nv)
+    for k in range(t.size):
+        x = [rest.copy(), np.zeros(PANDA.nv), np.zeros(PANDA.nv)]
+        for full, part in zip(x, path, strict=True):
+            full[:7] = part[k]
+        tau = pin.rnea(ref.pin, ref.data, *(ref.to_pin(v) for v in x))[ref.idx]
+        peak = np.maximum(peak, np.abs(tau))
+    return peak / PANDA.effort_limit
+
+
+def test_multisine_shrinks_to_the_effort_limits_against_pinocchio() -> None:
+    rest = np.concatenate([HOME, [0.02, 0.02]])
+    joints = np.arange(7)
+    fast = design(
+        HOME,
+        PANDA.position_lower[:7],
+        PANDA.position_upper[:7],
+        PANDA.velocity_limit[:7],
+        20.0,
+        duration=6.0,
+        ramp=1.0,
+        components=5,
+        max_amplitude=1.5,
+        position_margin=0.15,
+        velocity_scale=0.9,
+        seed=3,
+    )
+    before = _pinocchio_peak_ratio(fast, rest)
+    held = _pinocchio_peak_ratio(replace(fast, amplitudes=0 * fast.amplitudes), rest)
+    scale = 0.5 * (held.max() + before.max())  # exceeded by the trajectory, not by holding home
+    shrunk, s = within_effort_limits(fast, PANDA, joints, rest, effort_scale=scale)
+    assert 0.0 < s < 1.0
+    np.testing.assert_allclose(shrunk.amplitudes, fast.amplitudes * s, rtol=1e-15)
+    after = _pinocchio_peak_ratio(shrunk, rest)
+    gap = before.max() - held.max()
+    assert after.max() <= scale + 1e-3 * gap  # sampled at 500 Hz inside, 1 kHz here
+    assert after.max() >= scale - 1e-2 * gap  # the largest such scale, not any
+    same, one = within_effort_limits(fast, PANDA, joints, rest, effort_scale=1.01 * before.max())
+    assert one == 1.0 and same is fast  # within the limits already: unchanged
+    worst = PANDA.joint_names[int(np.argmax(held))]
+    with pytest.raises(ValueError, match=f"holding the start pose needs .* '{worst}'"):
+        within_effort_limits(fast, PANDA, joints, rest, effort_scale=0.5 * held.max())
 
 
 def test_multisine_rejects_impossible_requests() -> None:

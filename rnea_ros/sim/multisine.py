@@ -3,16 +3,23 @@
 Per joint j: q_j(t) = home_j + w(t) Σ_k a_jk sin(2π f_jk t + φ_jk), 0 ≤ t ≤ duration, where the
 window w rises from 0 to 1 over `ramp` seconds and falls back to 0 over the last `ramp` seconds
 with a quintic smoothstep (w' = w'' = 0 at both ends of each ramp). So the trajectory starts and
-ends at `home` at rest with zero acceleration, and q, q̇, q̈ are continuous.
+ends at `home` at rest with zero acceleration, and q, q̇, q̈ are continuous. `design` keeps it
+within position, velocity and acceleration limits; `within_effort_limits` then shrinks the
+amplitudes until the model's efforts along it (rnea + friction) fit the effort limits, which
+makes it an excitation for identification (large and fast, within every URDF limit).
 
 Units: rad (or m), rad/s, rad/s², Hz, s; arrays (n,) or (n, K) in the caller's joint order.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
+
+from ..dynamics import rnea
+from ..friction import Friction, friction_torques
+from ..model import RobotModel
 
 _W1_MAX = 15.0 / 8.0  # max of the smoothstep's first derivative (per 1/ramp)
 _W2_MAX = 10.0 / np.sqrt(3.0)  # max |second derivative| (per 1/ramp²)
@@ -156,3 +163,57 @@ def design(
             np.stack([np.minimum(room, max_amplitude) / s, velocity_scale * vlim / v, alim / a]), axis=0
         )
     return MultiSine(home, mix * scale[:, None], frequencies, phases, duration, ramp)
+
+
+def peak_effort_ratio(
+    motion: MultiSine, model: RobotModel, joints: np.ndarray, rest: np.ndarray, rate: float = 500.0
+) -> tuple[float, int]:
+    """Largest |τ| / effort limit along `motion` sampled at `rate` Hz, and its joint (model index):
+    τ = rnea + friction of `model` (URDF friction), the trajectory driving model joints `joints`,
+    the others at `rest` (model order, rad or m). Joints without a finite positive limit are
+    not checked ((0.0, -1) when none is)."""
+    t = np.linspace(0.0, motion.duration, int(np.ceil(motion.duration * rate)) + 1)
+    q_path, qd_path, qdd_path = motion.sample(t)
+    q = np.tile(np.asarray(rest, dtype=float), (t.size, 1))
+    qd, qdd = np.zeros_like(q), np.zeros_like(q)
+    q[:, joints], qd[:, joints], qdd[:, joints] = q_path, qd_path, qdd_path
+    tau = rnea(model, q, qd, qdd) + friction_torques(Friction.from_model(model), qd)
+    limit = model.effort_limit
+    checked = np.isfinite(limit) & (limit > 0)
+    if not checked.any():
+        return 0.0, -1
+    ratio = np.where(checked, np.abs(tau).max(axis=0) / np.where(checked, limit, 1.0), 0.0)
+    worst = int(np.argmax(ratio))
+    return float(ratio[worst]), worst
+
+
+def within_effort_limits(
+    motion: MultiSine,
+    model: RobotModel,
+    joints: np.ndarray,
+    rest: np.ndarray,
+    effort_scale: float = 1.0,
+    iterations: int = 20,
+) -> tuple[MultiSine, float]:
+    """`motion` with every amplitude multiplied by the largest s ≤ 1 (bisection) for which the
+    model's efforts along it (`peak_effort_ratio`) stay within effort_scale × the effort limits;
+    (trajectory, s). ValueError naming the joint when even holding `home` needs more."""
+    ratio, worst = peak_effort_ratio(motion, model, joints, rest)
+    if ratio <= effort_scale:
+        return motion, 1.0
+    still = replace(motion, amplitudes=motion.amplitudes * 0.0)
+    held, worst = peak_effort_ratio(still, model, joints, rest)
+    if held > effort_scale:
+        raise ValueError(
+            f"holding the start pose needs {held:.3g} x the effort limit of "
+            f"'{model.joint_names[worst]}' (effort_scale {effort_scale:g})"
+        )
+    lo, hi = 0.0, 1.0
+    for _ in range(iterations):
+        mid = 0.5 * (lo + hi)
+        scaled = replace(motion, amplitudes=motion.amplitudes * mid)
+        if peak_effort_ratio(scaled, model, joints, rest)[0] <= effort_scale:
+            lo = mid
+        else:
+            hi = mid
+    return replace(motion, amplitudes=motion.amplitudes * lo), lo

@@ -3,7 +3,8 @@
 
 On `~/start` (std_msgs/Empty), or once at start-up with `autostart`, the node takes the next
 `joint_states`, designs a multi-sine around that pose within the URDF's position and velocity
-limits and `max_acceleration`, samples positions, velocities and accelerations every
+limits and `max_acceleration` (and, with `effort_scale`, the efforts its URDF model needs within
+the effort limits), samples positions, velocities and accelerations every
 1/`sample_rate` s and publishes them on `/inverse_dynamics/joint_trajectory` (remappable),
 stamped `start_delay` s after that joint_states stamp (the receiver interpolates them quintic).
 """
@@ -25,7 +26,7 @@ from ..model import RobotModel
 from ..node import parameters
 from ..node.common import DESCRIPTION_QOS, LATEST_STATE_QOS, run_node, set_stamp, stamp_ns
 from ..schema import Param, table
-from .multisine import design
+from .multisine import design, within_effort_limits
 
 MULTISINE = table(
     (
@@ -68,6 +69,14 @@ MULTISINE = table(
             0.5,
             "fraction of the URDF velocity limit the trajectory may use",
             bounds=(0.0, 1.0),
+        ),
+        Param(
+            "effort_scale",
+            "double",
+            1.0,
+            "amplitudes shrink until the URDF model's efforts along the trajectory stay within "
+            "effort limit x this; 0: no effort check",
+            bounds=(0.0, 10.0),
         ),
         Param(
             "max_acceleration",
@@ -177,6 +186,10 @@ class MultisineNode(Node):
             velocity_scale=p["velocity_scale"],
             seed=p["seed"],
         )
+        scale = 1.0
+        if p["effort_scale"] > 0:
+            rest = np.array([position.get(j, 0.0) for j in model.joint_names])
+            motion, scale = within_effort_limits(motion, model, np.array(index), rest, p["effort_scale"])
         times, q, qd, qdd = motion.points(p["sample_rate"])
         msg = JointTrajectory(joint_names=joints)
         start = stamp_ns(state.header.stamp) + round(p["start_delay"] * 1e9)
@@ -194,6 +207,7 @@ class MultisineNode(Node):
         self.get_logger().info(
             f"multi-sine for {joints}: {motion.duration:g} s, {len(times)} points, starts at "
             f"{start * 1e-9:.3f} s; amplitude sums {np.round(motion.bounds()[0], 3).tolist()} rad"
+            + (f" (shrunk to {scale:.3f} for the effort limits)" if scale < 1.0 else "")
         )
         return msg
 
