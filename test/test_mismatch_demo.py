@@ -1,7 +1,7 @@
 """`python -m rnea_ros.demo --mismatch`, bounded: a MuJoCo Panda unlike its URDF (seed 0) is
-recorded through the node into a rosbag2, identified by the `identify` command and tracked with
-both models over real DDS. The numbers come from the demo's JSON and are checked here against the
-plant's truth (rnea_ros.sim.plant), not against the demo's own verdict."""
+recorded through the node into rosbag2s (without, then with a tool), identified by the `identify`
+command and tracked with both models over real DDS. The numbers come from the demo's JSON and
+are checked here against the plant's truth (rnea_ros.sim.plant), not against the demo's verdict."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import yaml
 
 from rnea_ros import RobotModel
 from rnea_ros.robots import example_urdf_path
-from rnea_ros.sim.plant import make_plant
+from rnea_ros.sim.plant import PAYLOAD_COM, PAYLOAD_MASS, make_plant
 
 pytestmark = pytest.mark.system
 
@@ -40,23 +40,27 @@ def test_identified_model_tracks_a_robot_unlike_its_urdf(tmp_path) -> None:
     assert np.all(rms_identified < 0.05)  # deg
     # friction against the plant's truth, recomputed from the seed
     plant = make_plant(example_urdf_path("panda").read_text(), 0, payload_link="panda_hand")
-    report = result["report"]
-    assert report["joints"] == plant.joints
-    np.testing.assert_allclose(report["viscous"], plant.damping, rtol=0.10)
-    np.testing.assert_allclose(report["coulomb"], plant.coulomb, rtol=0.10)
+    run_a, run_b = result["run_a"], result["run_b"]
+    assert run_a["joints"] == plant.joints
+    np.testing.assert_allclose(run_a["viscous"], plant.damping, rtol=0.10)
+    np.testing.assert_allclose(run_a["coulomb"], plant.coulomb, rtol=0.10)
     # armature (not in the URDF, set on the simulator) comes back on joints 3-7; joint 1's is one
     # combination with link 1's inertia (unidentifiable alone)
-    np.testing.assert_allclose(report["armature"][2:], plant.armature[2:], rtol=0.25)
+    np.testing.assert_allclose(run_a["armature"][2:], plant.armature[2:], rtol=0.25)
     # held-out torque prediction, joints 1-6: <= 10 % of the URDF model's error where the joint
     # moves, <= 20 % over every sample (dry friction sticking is not predictable)
-    moving = np.array(report["rms_identified_moving"]) / np.array(report["rms_model_moving"])
-    every = np.array(report["rms_identified"]) / np.array(report["rms_model"])
+    moving = np.array(run_a["rms_identified_moving"]) / np.array(run_a["rms_model_moving"])
+    every = np.array(run_a["rms_identified"]) / np.array(run_a["rms_model"])
     assert np.all(moving[:6] <= 0.10), moving
     assert np.all(every[:6] <= 0.20), every
-    # what the node ran with loads back: the parameter file and the corrected URDF
-    params = yaml.safe_load((out / "mismatch" / "identified.yaml").read_text())
-    node = params["inverse_dynamics"]["ros__parameters"]
-    assert node["joints"] == plant.joints and len(node["armature"]) == 7
-    corrected = RobotModel.from_urdf((out / "mismatch" / "identified.urdf").read_text())
+    # the tool (run B, run A's model held): the plant's 1.5 kg box with its com off the flange
+    assert abs(run_b["payload"]["mass"] - PAYLOAD_MASS) <= 0.05 * PAYLOAD_MASS
+    assert np.linalg.norm(np.subtract(run_b["payload"]["com"], PAYLOAD_COM)) <= 0.01
+    # what the node ran with loads back: the parameter files and the corrected URDF
+    out = out / "mismatch"
+    tool = yaml.safe_load((out / "payload.yaml").read_text())["inverse_dynamics"]["ros__parameters"]
+    assert tool["joints"] == plant.joints and tool["payload"]["link"] == "panda_hand"
+    np.testing.assert_allclose(tool["armature"], run_a["armature"])  # run A's, carried over
+    corrected = RobotModel.from_urdf((out / "identified.urdf").read_text())
     assert corrected.nv == 9  # fingers kept; only inertials and dynamics changed
     assert done.returncode == (1 if result["failed"] else 0)

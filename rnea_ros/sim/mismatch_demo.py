@@ -4,25 +4,24 @@
 
 The plant is MuJoCo compiling the Panda URDF changed by `rnea_ros.sim.plant` (seeded): every
 link's mass and inertia off by up to ±20 %, Coulomb friction 0.5–2 N m, viscous friction and
-armature the URDF lacks, a 1.5 kg payload on panda_hand with its com off the flange. The nodes
-(`mujoco_sim` with that plant, `inverse_dynamics`, `multisine_trajectory`) run as separate
-processes over real DDS, lock-step by default, with the same PD gains (`feedback.kp/kd`) in
-every run, and each run starts from rest at the same pose:
+armature the URDF lacks; for run B and the tracking runs the same robot carries a 1.5 kg tool on
+panda_hand with its com off the flange. The nodes (`mujoco_sim` with that plant,
+`inverse_dynamics`, `multisine_trajectory`) run as separate processes over real DDS, lock-step by
+default, with the same PD gains (`feedback.kp/kd`) in every run, each from rest at the same pose:
 
-1. record: the node with the URDF model tracks a seeded excitation multi-sine (`--record` s);
-   joint_states (position, velocity, the applied effort) go to a rosbag2 (`out/mismatch/bag`);
-2. identify: `python -m rnea_ros.identify` on that bag, as a user would run it: inertials,
-   friction and armature of the chain up to the payload link, held-out validation on the last
-   30 % (`out/mismatch/identified.yaml`, `identified.urdf`, `report.json`, `efforts.png`);
-3. track with the URDF model, then with the identified URDF and parameter file, the same test
-   multi-sine (`--track` s, another seed).
+1. run A, no load: the node with the URDF model tracks a seeded excitation (`--record` s,
+   config/excitation.yaml); joint_states (position, velocity, applied effort) go to a rosbag2;
+   `identify` fits inertials, friction and armature of the chain up to panda_hand, validated on
+   the last 30 % (`out/mismatch/identified.yaml`, `identified.urdf`, `report_A/`);
+2. run B, the tool on: the node runs run A's model, another excitation is recorded, `identify`
+   fits the payload alone with run A's model held (`payload.yaml`, `report_B/`);
+3. the same test multi-sine (`--track` s) tracked with the tool on, by the URDF model and by the
+   identified one (`identified.urdf` + `payload.yaml`).
 
-Prints per joint the tracking RMS of both runs and their ratio, the held-out torque RMS of both
-models and the identified friction against the plant's, writes a plot, and exits 1 when a target
-is missed (tracking RMS ≥ 5× lower with the identified model on every joint; held-out torque RMS
-≤ 10 % of the URDF model's on the first six joints, over the samples where the joint moves, the
-ratio over every sample printed next to it; viscous and Coulomb within 10 %), 2 on bad options.
-Every child process is stopped on exit, Ctrl-C or error.
+Prints per joint the tracking RMS of both and their ratio, run A's held-out torque RMS of both
+models, the identified friction and armature against the plant's, the payload against the tool,
+writes a plot, and exits 1 when a target of rnea_ros.sim.mismatch_report is missed, 2 on bad
+options. Every child process is stopped on exit, Ctrl-C or error.
 """
 
 from __future__ import annotations
@@ -42,8 +41,8 @@ import numpy as np
 from ..bag import write_joint_states
 from ..model import RobotModel
 from ..robots import example_urdf_path
-from .mismatch_report import HELD_OUT, IDENTIFIED, TRUTH, Track, check_targets, plot, table
-from .plant import Plant, make_plant
+from .mismatch_report import HELD_OUT, IDENTIFIED, TARGETS, TRUTH, Track, check_targets, plot, table
+from .plant import PAYLOAD_COM, PAYLOAD_MASS, Plant, make_plant
 from .processes import Processes, start_nodes
 from .report import Recording
 from .scenario import Config, check_arm, home_of, parameters, split_arm, write_parameters
@@ -87,7 +86,7 @@ def argument_parser() -> argparse.ArgumentParser:
 
 
 def make_config(args: argparse.Namespace) -> tuple[Config, Plant]:
-    """The runs' configuration and the plant; ValueError on bad options."""
+    """The runs' configuration and the plant without load; ValueError on bad options."""
     if args.record < 10.0 or args.track < 4.0:
         raise ValueError(f"--record must be >= 10 s and --track >= 4 s, got {args.record}, {args.track}")
     path = example_urdf_path("panda")
@@ -97,7 +96,7 @@ def make_config(args: argparse.Namespace) -> tuple[Config, Plant]:
     home = home_of(model)
     check_arm(model, home, joints, KP, KD)
     config = Config(urdf, joints, home, KP, KD, lockstep=args.lockstep, seed=args.seed, urdf_path=str(path))
-    return config, make_plant(urdf, args.seed, payload_link=PAYLOAD_LINK)
+    return config, make_plant(urdf, args.seed)
 
 
 def node_parameters(config: Config, plant: Plant, multisine: dict, description: str) -> dict[str, dict]:
@@ -160,42 +159,45 @@ def record_bag(messages: list, window: tuple[float, float], path: Path) -> Path:
     )
 
 
-def identify(bag: Path, config: Config, out: Path) -> dict:
-    """`python -m rnea_ros.identify` on the bag; its report.json."""
-    command = [
-        sys.executable,
-        "-m",
-        "rnea_ros.identify",
-        str(bag),
-        "--urdf",
-        config.urdf_path,
-        "--tip-link",
-        PAYLOAD_LINK,
-        "--identify",
-        "inertial",
-        "friction",
-        "--out-params",
-        str(out / "identified.yaml"),
-        "--urdf-out",
-        str(out / "identified.urdf"),
-        "--report-dir",
-        str(out),
-    ]
-    print("  $ " + " ".join(Path(c).name if c == sys.executable else c for c in command))
+def identify(bag: Path, args: list[str], report_dir: Path) -> dict:
+    """`python -m rnea_ros.identify BAG ARGS --report-dir DIR`, as a user runs it; its report.json."""
+    command = [sys.executable, "-m", "rnea_ros.identify", str(bag), *args, "--report-dir", str(report_dir)]
+    print("  $ identify " + " ".join(command[3:]))
     done = subprocess.run(command, capture_output=True, text=True, timeout=600, check=False)
     if done.returncode != 0:
         raise RuntimeError(f"identify exited with {done.returncode}: {done.stderr.strip()}")
-    return json.loads((out / "report.json").read_text())
+    return json.loads((report_dir / "report.json").read_text())
+
+
+def record_and_identify(
+    config: Config,
+    plant: Plant,
+    description: str,
+    node_files: tuple[Path, ...],
+    run: str,
+    args: argparse.Namespace,
+    identify_args: list[str],
+) -> dict:
+    """Run `run`: the node (`description` and `node_files`) tracks the excitation on `plant`,
+    joint_states go to a bag, `identify` reads it; its report."""
+    out = Path(args.out) / "mismatch"
+    excitation = {**EXCITATION, "duration": args.record, "seed": args.seed + (run == "B")}
+    params = node_parameters(config, plant, excitation, description)
+    _, window, messages = supervise(config, params, node_files, f"record_{run}", args, args.record)
+    bag = record_bag(messages, window, out / f"bag_{run}")
+    print(f"  joint_states of {window[0]:.2f}..{window[1]:.2f} s -> {bag}")
+    return identify(bag, [*identify_args, "--tip-link", PAYLOAD_LINK], out / f"report_{run}")
 
 
 def main(argv: list[str] | None = None) -> int:
     args = argument_parser().parse_args(argv)
     cast(io.TextIOWrapper, sys.stdout).reconfigure(line_buffering=True)
     try:
-        config, plant = make_config(args)
+        config, robot = make_config(args)
     except (OSError, ValueError) as exc:
         print(f"demo: {exc}", file=sys.stderr)
         return 2
+    loaded = make_plant(config.urdf, args.seed, payload_link=PAYLOAD_LINK)  # the same robot, a tool on
     os.environ["ROS_DOMAIN_ID"] = str(args.domain_id)
     os.environ["ROS_LOCALHOST_ONLY"] = "1"
     out = Path(args.out) / "mismatch"
@@ -203,30 +205,49 @@ def main(argv: list[str] | None = None) -> int:
     mode = "lock-step" if config.lockstep else "real time"
     print(
         f"mismatch demo: a MuJoCo Panda unlike its URDF (seed {args.seed}; ±20 % inertials, friction, "
-        f"armature, {PAYLOAD_LINK} payload), {mode}\n  PD gains (every run) kp {config.kp} N m/rad, "
-        f"kd {config.kd} N m s/rad"
+        f"armature; then a {PAYLOAD_MASS:g} kg tool on {PAYLOAD_LINK}), {mode}\n  PD gains (every run) "
+        f"kp {config.kp} N m/rad, kd {config.kd} N m s/rad"
     )
     started = time.monotonic()
-    excitation = {**EXCITATION, "duration": args.record, "seed": args.seed}
     test = {"duration": args.track, "ramp": min(1.5, args.track / 4), "seed": args.seed + 1}
-    nominal = config.urdf
+    model_files = (out / "identified.yaml",)
+    tool_files = (out / "payload.yaml",)
     try:
-        print(f"1. record: URDF model, excitation {args.record:g} s")
-        _, window, messages = supervise(
-            config, node_parameters(config, plant, excitation, nominal), (), "record", args, args.record
+        print(f"1. run A, no load, URDF model: excitation {args.record:g} s, then identify")
+        report_a = record_and_identify(
+            config,
+            robot,
+            config.urdf,
+            (),
+            "A",
+            args,
+            ["--identify", "inertial", "friction"]
+            + ["--urdf", config.urdf_path, "--urdf-out", str(out / "identified.urdf")]
+            + ["--out-params", str(model_files[0])],
         )
-        bag = record_bag(messages, window, out / "bag")
-        print(f"  joint_states of {window[0]:.2f}..{window[1]:.2f} s -> {bag}")
-        print("2. identify")
-        report = identify(bag, config, out)
         identified = (out / "identified.urdf").read_text()
+        print(
+            f"2. run B, the tool on, run A's model: excitation {args.record:g} s, then identify the payload"
+        )
+        report_b = record_and_identify(
+            config,
+            loaded,
+            identified,
+            model_files,
+            "B",
+            args,
+            ["--identify", "payload"]
+            + ["--urdf", str(out / "identified.urdf"), "--params", str(model_files[0])]
+            + ["--payload-link", PAYLOAD_LINK, "--out-params", str(tool_files[0])],
+        )
+        reports = [report_a, report_b]
         tracks = []
         for label, description, files in (
-            ("URDF model", nominal, ()),
-            ("identified", identified, (out / "identified.yaml",)),
+            ("URDF model", config.urdf, ()),
+            ("identified", identified, tool_files),
         ):
-            print(f"3. track with the {label}: test multi-sine {args.track:g} s")
-            params = node_parameters(config, plant, test, description)
+            print(f"3. track with the {label}, the tool on: test multi-sine {args.track:g} s")
+            params = node_parameters(config, loaded, test, description)
             name = "track_" + label.split()[0].lower()
             recording, window, _ = supervise(config, params, files, name, args, args.track)
             tracks.append(Track.of(label, recording, window))
@@ -237,23 +258,26 @@ def main(argv: list[str] | None = None) -> int:
         print(f"demo failed: {exc}", file=sys.stderr)
         return 1
     print(f"\nran in {time.monotonic() - started:.1f} s wall\n")
-    print(table(tracks, report, plant))
-    failed = check_targets(tracks, report, plant)
+    print(table(tracks, reports, loaded))
+    failed = check_targets(tracks, reports, loaded)
     verdict = "all met" if not failed else "MISSED\n  " + "\n  ".join(failed)
-    print(
-        "\ntargets (tracking RMS >= 5x lower with the identified model, held-out torque RMS <= 10 % of "
-        f"the URDF model's on joints 1-6 where they move, viscous and Coulomb within 10 %): {verdict}"
-    )
+    print(f"\ntargets ({TARGETS}): {verdict}")
     if args.json:
+        keys = ("joints", *HELD_OUT, *IDENTIFIED)
         numbers = {
             "tracks": [t.to_dict() for t in tracks],
-            "report": {k: report[k] for k in ("joints", *HELD_OUT, *IDENTIFIED)},
-            "truth": {"joints": plant.joints, **{k: getattr(plant, k).tolist() for k in TRUTH}},
+            "run_a": {k: reports[0][k] for k in (*keys, "condition_number")},
+            "run_b": {k: reports[1][k] for k in (*keys[:5], "payload")},
+            "truth": {
+                "joints": loaded.joints,
+                **{k: getattr(loaded, k).tolist() for k in TRUTH},
+                "payload": {"link": PAYLOAD_LINK, "mass": PAYLOAD_MASS, "com": PAYLOAD_COM.tolist()},
+            },
             "failed": failed,
         }
         Path(args.json).write_text(json.dumps(numbers, indent=1))
     if args.plot:
-        path = plot(tracks, out / "tracking.png", f"Panda unlike its URDF (seed {args.seed}), {mode}")
-        print(f"plots: {path.resolve()}, {(out / 'efforts.png').resolve()}")
+        title = f"Panda unlike its URDF, with a tool (seed {args.seed}), {mode}"
+        path = plot(tracks, out / "tracking.png", title)
+        print(f"plots: {path.resolve()}, {(out / 'report_A' / 'efforts.png').resolve()}")
     return 1 if failed else 0
-
