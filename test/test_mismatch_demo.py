@@ -64,3 +64,10 @@ def test_identified_model_tracks_a_robot_unlike_its_urdf(tmp_path) -> None:
     corrected = RobotModel.from_urdf((out / "identified.urdf").read_text())
     assert corrected.nv == 9  # fingers kept; only inertials and dynamics changed
     assert done.returncode == (1 if result["failed"] else 0)
+
+
+def test_bad_options_end_with_2_before_any_process(capsys) -> None:
+    from rnea_ros.demo import main
+
+    assert main(["--mismatch", "--record", "5"]) == 2
+    assert "--record must be >= 10 s" in capsys.readouterr().err
