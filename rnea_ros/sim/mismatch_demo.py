@@ -119,16 +119,17 @@ def supervise(
     name: str,
     args: argparse.Namespace,
     duration: float,
+    keep_messages: bool = False,
 ) -> tuple[Recording, tuple[float, float], list]:
     """Start the nodes, run one trajectory of `duration` s from rest, stop them; (Recording,
-    window, every joint_states message)."""
+    window, every joint_states message when `keep_messages`, else [])."""
     from .demo import supervised
 
     out = Path(args.out) / "mismatch"
     processes = Processes(out / "logs" / name)
     try:
         start_nodes(processes, write_parameters(params, out / f"{name}.params.yaml"), node_files)
-        with supervised(config, processes, args.timeout, False, keep_messages=True, hold=True) as supervisor:
+        with supervised(config, processes, args.timeout, False, keep_messages, hold=True) as supervisor:
             window = supervisor.track(duration)
             recording = supervisor.recording((0.0, 0.0), window, window)
             return recording, window, supervisor.messages or []
@@ -139,11 +140,15 @@ def supervise(
 def record_bag(messages: list, window: tuple[float, float], path: Path) -> Path:
     """The joint_states messages stamped within `window` (simulated s: recording starts and stops
     with the excitation) → a rosbag2 (sqlite3), stamped and received at simulated time."""
+    if not messages:
+        raise RuntimeError("no joint_states recorded")
     names = list(messages[0].name)
     rows = [m for m in messages if list(m.name) == names]
     stamps = np.array([m.header.stamp.sec + m.header.stamp.nanosec * 1e-9 for m in rows])
     _, first = np.unique(stamps, return_index=True)  # a re-published state once
     first = first[(stamps[first] >= window[0]) & (stamps[first] <= window[1])]
+    if first.size == 0:
+        raise RuntimeError(f"no joint_states within {window[0]:.3f}..{window[1]:.3f} s")
     rows = [rows[k] for k in first]
     if path.exists():
         import shutil
@@ -183,7 +188,7 @@ def record_and_identify(
     out = Path(args.out) / "mismatch"
     excitation = {**EXCITATION, "duration": args.record, "seed": args.seed + (run == "B")}
     params = node_parameters(config, plant, excitation, description)
-    _, window, messages = supervise(config, params, node_files, f"record_{run}", args, args.record)
+    _, window, messages = supervise(config, params, node_files, f"record_{run}", args, args.record, True)
     bag = record_bag(messages, window, out / f"bag_{run}")
     print(f"  joint_states of {window[0]:.2f}..{window[1]:.2f} s -> {bag}")
     return identify(bag, [*identify_args, "--tip-link", PAYLOAD_LINK], out / f"report_{run}")
