@@ -46,20 +46,16 @@ if TYPE_CHECKING:
 
 @contextlib.contextmanager
 def supervised(
-    config: Config,
-    processes: Processes | None,
-    timeout: float,
-    record_terms: bool,
-    keep_messages: bool = False,
-    hold: bool = False,
+    config: Config, processes: Processes | None, timeout: float, record_terms: bool, **options: bool
 ) -> Iterator[Supervisor]:
     """A Supervisor of one run (ROS is imported here, after the environment is set), closed on
-    exit; rclpy's own shut-down on SIGINT/SIGTERM comes out as KeyboardInterrupt."""
+    exit; rclpy's own shut-down on SIGINT/SIGTERM comes out as KeyboardInterrupt. `options`:
+    the Supervisor's `keep_messages` and `hold`."""
     from rclpy.executors import ExternalShutdownException
 
     from .supervisor import Supervisor
 
-    supervisor = Supervisor(config, processes, timeout, record_terms, keep_messages, hold)
+    supervisor = Supervisor(config, processes, timeout, record_terms, **options)
     try:
         yield supervisor
     except ExternalShutdownException:  # rclpy's SIGINT/SIGTERM handler shut the context down

@@ -129,7 +129,8 @@ def supervise(
     processes = Processes(out / "logs" / name)
     try:
         start_nodes(processes, write_parameters(params, out / f"{name}.params.yaml"), node_files)
-        with supervised(config, processes, args.timeout, False, keep_messages, hold=True) as supervisor:
+        options = {"keep_messages": keep_messages, "hold": True}
+        with supervised(config, processes, args.timeout, False, **options) as supervisor:
             window = supervisor.track(duration)
             recording = supervisor.recording((0.0, 0.0), window, window)
             return recording, window, supervisor.messages or []
