@@ -305,30 +305,3 @@ def test_tip_apparent_mass_along_the_tip_velocity_or_the_rest_direction(node: Dr
             assert len(got) >= 3 and got[-1] == pytest.approx(want, rel=1e-9)
     finally:
         node.node.destroy_subscription(sub)
-
-
-def test_opt_in_events_executor_serves_states_timers_and_services(tmp_path, monkeypatch) -> None:
-    """RNEA_ROS_EXECUTOR=events (README "Executor"): the same commands, /diagnostics (a timer)
-    and set_parameters (a service) as on the default executor."""
-    monkeypatch.setenv("RNEA_ROS_EXECUTOR", "events")
-    params = {
-        "robot_description": URDF,
-        "tip_link": "panda_hand",
-        "joint_states_timeout": 0.5,
-        **FRICTION_OFF,
-    }
-    proc = start_node(tmp_path, params)
-    driver = Driver("test_events_driver", dict(zip(NAMES, MODEL.effort_limit, strict=True)))
-    try:
-        q, qd = random_state()
-        driver.wait_for_commands(lambda: driver.state(NAMES, q, qd))
-        got = driver.command_for(driver.state(NAMES, q, qd))
-        assert got is not None and np.allclose(got, expected(q, qd), rtol=0, atol=1e-9)
-        assert all(r.successful for r in driver.set_parameters({"gravity": [0.0, 0.0, -3.71]}))
-        got = driver.command_for(driver.state(NAMES, q, qd))
-        assert got is not None and np.allclose(got, expected(q, qd, gravity=(0, 0, -3.71)), atol=1e-9)
-        assert driver.latest_diagnostics()["commands_published"]
-    finally:
-        driver.close()
-        output = stop(proc)
-    assert "Traceback" not in output, output

@@ -57,6 +57,7 @@ def spin_events(node: Node) -> None:
 
     executor = EventsExecutor(context=node.context)
     executor.add_node(node)
+    node.get_logger().info("spinning rclpy's EventsExecutor (RNEA_ROS_EXECUTOR=events, unbounded queue)")
     try:
         while node.context.ok():
             executor.spin_once(timeout_sec=0.1)
