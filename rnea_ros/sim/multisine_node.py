@@ -6,7 +6,8 @@ On `~/start` (std_msgs/Empty), or once at start-up with `autostart`, the node ta
 limits and `max_acceleration` (and, with `effort_scale`, the efforts its URDF model needs within
 the effort limits), samples positions, velocities and accelerations every
 1/`sample_rate` s and publishes them on `/inverse_dynamics/joint_trajectory` (remappable),
-stamped `start_delay` s after that joint_states stamp (the receiver interpolates them quintic).
+stamped `start_delay` s after that joint_states stamp, or 0.1 s more than the design took when that
+was longer (the receiver interpolates them quintic).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from ..model import RobotModel
 from ..node import parameters
-from ..node.common import DESCRIPTION_QOS, LATEST_STATE_QOS, run_node, set_stamp, stamp_ns
+from ..node.common import DESCRIPTION_QOS, LATEST_STATE_QOS, prepare_kernels, run_node, set_stamp, stamp_ns
 from ..schema import Param, table
 from .multisine import design, within_effort_limits
 
@@ -106,6 +107,7 @@ class MultisineNode(Node):
     def __init__(self, **kwargs) -> None:
         super().__init__("multisine_trajectory", **kwargs)
         self.params = parameters.declare(self, MULTISINE)
+        prepare_kernels(self)  # the effort check runs rnea; no trajectory waits for a compilation
         self.add_on_set_parameters_callback(self._on_set_parameters)
         self.model: RobotModel | None = None
         self._armed = self.params["autostart"]
@@ -160,6 +162,7 @@ class MultisineNode(Node):
 
     def trajectory(self, state: JointState) -> JointTrajectory:
         """The multi-sine starting at `state`'s pose, stamped start_delay after it."""
+        began = self.get_clock().now().nanoseconds
         p = self.params
         model = self.model
         if model is None:  # not reached: the state subscription waits for a model
@@ -192,7 +195,10 @@ class MultisineNode(Node):
             motion, scale = within_effort_limits(motion, model, np.array(index), rest, p["effort_scale"])
         times, q, qd, qdd = motion.points(p["sample_rate"])
         msg = JointTrajectory(joint_names=joints)
-        start = stamp_ns(state.header.stamp) + round(p["start_delay"] * 1e9)
+        # start_delay after the state, or later when the design took longer (shrinking a long
+        # trajectory to the effort limits takes seconds): never a start in the past
+        elapsed = (self.get_clock().now().nanoseconds - began) * 1e-9
+        start = stamp_ns(state.header.stamp) + round(max(p["start_delay"], elapsed + 0.1) * 1e9)
         set_stamp(msg.header.stamp, start)
         for t, a, b, c in zip(times, q, qd, qdd, strict=True):
             sec, nanosec = divmod(round(t * 1e9), 1_000_000_000)
