@@ -161,7 +161,8 @@ class MultisineNode(Node):
             self.get_logger().error(f"no trajectory: {exc}")
 
     def trajectory(self, state: JointState) -> JointTrajectory:
-        """The multi-sine starting at `state`'s pose, stamped start_delay after it."""
+        """The multi-sine starting at `state`'s pose, stamped start_delay after it (later when its
+        design took longer)."""
         began = self.get_clock().now().nanoseconds
         p = self.params
         model = self.model
