@@ -104,6 +104,18 @@ def argument_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def stopped_early(exc: RealTimeLost, json_path: str | None) -> None:
+    """What a run that lost real time did to the arm until it stopped: the largest tracking error
+    (or drift from the start pose before any trajectory), printed and in the JSON."""
+    from .report import largest_error
+
+    worst = None if exc.recording is None else largest_error(exc.recording)
+    if worst is not None:
+        print(f"  until then the largest tracking error was {worst:.3f} deg", file=sys.stderr)
+    if json_path:
+        Path(json_path).write_text(json.dumps({"stopped": str(exc), "max_error_deg": worst}, indent=1))
+
+
 def main(argv: list[str] | None = None) -> int:
     args = argument_parser().parse_args(argv)
     # progress lines show up at once, also in a pipe
@@ -139,6 +151,7 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except RealTimeLost as exc:
         print(f"demo stopped: {exc}", file=sys.stderr)
+        stopped_early(exc, args.json)
         return 3
     except (RuntimeError, TimeoutError) as exc:
         print(f"demo failed: {exc}", file=sys.stderr)

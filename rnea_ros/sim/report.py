@@ -15,7 +15,9 @@ import numpy as np
 
 class RealTimeLost(RuntimeError):
     """A real-time run stopped early: the machine did not keep real time (the message says how
-    far it was off)."""
+    far it was off); `recording` holds the run until then when it could be saved."""
+
+    recording: Recording | None = None
 
 
 @dataclass
@@ -113,6 +115,15 @@ def summarize(rec: Recording) -> Summary:
         int(rec.guard_trips),
         tuple(rec.faded),
     )
+
+
+def largest_error(rec: Recording) -> float | None:
+    """The largest |q_des − q| over the recording, deg, with q_des the start pose before the first
+    trajectory (None without samples)."""
+    if rec.q.size == 0:
+        return None
+    desired = np.where(np.isnan(rec.q_des), rec.q[0], rec.q_des)
+    return float(np.degrees(np.abs(desired - rec.q).max()))
 
 
 def table(s: Summary) -> str:

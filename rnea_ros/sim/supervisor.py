@@ -263,17 +263,32 @@ class Supervisor:
         return start, start + duration
 
     def run(self) -> Recording:
+        """The three phases; on RealTimeLost, the exception carries the recording so far (its
+        `recording` attribute, None when the simulator could not save it)."""
+        try:
+            return self._phases()
+        except RealTimeLost as exc:
+            try:
+                exc.recording = self.recording(*self.windows)
+            except (RuntimeError, TimeoutError, ValueError):
+                exc.recording = None
+            raise
+
+    def _phases(self) -> Recording:
         c = self.config
+        self.windows = ((0.0, c.hold), (np.inf, np.inf), (np.inf, np.inf))
         self.wait_for_loop()
         print(f"  loop running; phase 1: hold {c.hold:g} s, no trajectory, model terms compensated")
         self.wait_until(c.hold)
         pd = self.request_trajectory()  # first: it starts from the pose at rest
+        self.windows = ((0.0, c.hold), (pd, pd + c.trajectory), (np.inf, np.inf))
         self.set_parameters({f"compensate.{t}": False for t in MODEL_TERMS})
         print(f"  phase 2 at {self.now:.2f} s: PD alone, trajectory {pd:.2f}..{pd + c.trajectory:.2f} s")
         self.wait_until(pd + c.trajectory)
         self.set_parameters({f"compensate.{t}": True for t in MODEL_TERMS})
         self.wait_until(pd + c.trajectory + SETTLE)
         ff = self.request_trajectory()
+        self.windows = ((0.0, c.hold), (pd, pd + c.trajectory), (ff, ff + c.trajectory))
         print(f"  phase 3 at {self.now:.2f} s: PD + RNEA, trajectory {ff:.2f}..{ff + c.trajectory:.2f} s")
         self.wait_until(ff + c.trajectory + TAIL)
         end = time.monotonic() + 1.0
@@ -297,7 +312,8 @@ class Supervisor:
         steps = self.steps()
         names = [str(n) for n in steps["names"]]
         index = [names.index(j) for j in self.config.joints]
-        t, q, applied = steps["t"], steps["q"][:, index], steps["applied"][:, index]
+        t = (steps["stamp_ns"] - (self.origin_ns or 0)) * 1e-9  # exact ns, as the stamps
+        q, applied = steps["q"][:, index], steps["applied"][:, index]
         q_des = np.full_like(q, np.nan)
         for k, msg in enumerate(self.trajectories):
             start = self.plant_time(stamp_ns(msg.header.stamp))
