@@ -100,6 +100,12 @@ def argument_parser() -> argparse.ArgumentParser:
     parser.add_argument("--domain-id", type=int, default=20 + os.getpid() % 80, help="ROS_DOMAIN_ID")
     parser.add_argument("--timeout", type=float, default=600.0, help="wall-clock limit of the run, s")
     parser.add_argument("--json", help="also write the numbers to this JSON file")
+    parser.add_argument(
+        "--state-delay", type=float, default=0.0, help="real time: joint_states arrive this late, s"
+    )
+    parser.add_argument(
+        "--max-phase-lag", type=float, default=0.5, help="the node's feedback.max_phase_lag, rad (0: off)"
+    )
     parser.add_argument("--attach", action="store_true", help="supervise nodes started elsewhere")
     return parser
 

@@ -53,6 +53,7 @@ SIM = "/mujoco_sim"
 # Real time is lost when, over a WINDOW of plant time, the node answered less than MIN_ANSWERED of
 # the states the simulator published at RATE, or its median answer came later than MAX_LATENCY.
 WINDOW, MIN_ANSWERED, MAX_LATENCY = 2.0, 0.2, 0.010  # s, share, s
+GRACE = 2.0  # s of plant time before the check starts (discovery, the first cycles)
 
 
 class Supervisor:
@@ -156,7 +157,7 @@ class Supervisor:
 
     def _on_latency(self, msg: Float64MultiArray) -> None:
         self.latencies.extend(msg.data)
-        if self.config.lockstep or self.now < 0:
+        if self.config.lockstep or self.now < GRACE:
             return
         self._window.append((self.now, list(msg.data)))
         while self._window and self._window[0][0] < self.now - WINDOW:
