@@ -53,6 +53,7 @@ SIM = "/mujoco_sim"
 # Real time is lost when, over a WINDOW of plant time, the node answered less than MIN_ANSWERED of
 # the states the simulator published at RATE, or its median answer came later than MAX_LATENCY.
 WINDOW, MIN_ANSWERED, MAX_LATENCY = 2.0, 0.2, 0.010  # s, share, s
+LOOP_START = 180.0  # s for the nodes to come up
 GRACE = 2.0  # s of plant time before the check starts (discovery, the first cycles)
 
 
@@ -242,8 +243,9 @@ class Supervisor:
     # --- the run ---------------------------------------------------------------------------
 
     def wait_for_loop(self) -> None:
-        """Until the physics runs and multisine_trajectory listens (60 s at most)."""
-        ready = time.monotonic() + 60.0
+        """Until the physics runs and multisine_trajectory listens (LOOP_START s at most: a first
+        run on a machine whose numba cache is empty compiles the kernels first)."""
+        ready = time.monotonic() + LOOP_START
         self._spin_until(
             lambda: (
                 (self.now > 0 and self.start_pub.get_subscription_count() > 0) or time.monotonic() > ready
@@ -252,7 +254,10 @@ class Supervisor:
             stall=False,
         )
         if self.now <= 0:
-            raise TimeoutError("the closed loop did not start within 60 s (no command reached the simulator)")
+            raise TimeoutError(
+                f"the closed loop did not start within {LOOP_START:g} s (no command reached the simulator; "
+                "the nodes' logs say why)"
+            )
 
     def track(self, duration: float, settle: float = SETTLE) -> tuple[float, float]:
         """From rest: wait `settle` s, run one multi-sine of `duration` s and TAIL s after it; its
