@@ -86,8 +86,8 @@ def test_real_time_run_meets_the_targets_or_stops_early_and_never_lets_the_arm_s
 ) -> None:
     """`make demo` as a user runs it (real time, wall clock). On a quiet machine it meets the
     targets; on a busy one it may stop early (exit 3) saying that the machine did not keep real
-    time. Either way the arm never swings: the largest error stays that of PD alone along the
-    multi-sine (README: 12 deg for the Panda; swinging arms were 180-290 deg off)."""
+    time. Either way the arm never swings (swinging arms were 180-290 deg off): with the model
+    compensated the error stays small, PD alone tracks as badly as it does (README: 12 deg)."""
     summary = tmp_path / "summary.json"
     run = subprocess.run(
         demo(tmp_path, "--duration", "12", "--no-plot", "--json", str(summary), lockstep=False),
@@ -102,7 +102,8 @@ def test_real_time_run_meets_the_targets_or_stops_early_and_never_lets_the_arm_s
         assert 0 < s["latency_ms"]["count"] <= s["states"]
     else:
         assert "did not keep real time" in out and "--lockstep" in out, out
-        assert s["max_error_deg"] is not None and s["max_error_deg"] < 30.0, s
+        # with the model compensated the arm stays near its target (PD alone sags by design)
+        assert s["max_error_deg"] is not None and s["max_error_deg"] < 10.0, s
     assert not leftovers()
 
 

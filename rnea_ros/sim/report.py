@@ -12,6 +12,8 @@ from typing import Any
 
 import numpy as np
 
+SETTLE_AFTER_PD = 1.5  # s after PD alone before the model terms have pulled the arm back (SETTLE)
+
 
 class RealTimeLost(RuntimeError):
     """A real-time run stopped early: the machine did not keep real time (the message says how
@@ -117,13 +119,18 @@ def summarize(rec: Recording) -> Summary:
     )
 
 
-def largest_error(rec: Recording) -> float | None:
-    """The largest |q_des − q| over the recording, deg, with q_des the start pose before the first
-    trajectory (None without samples)."""
-    if rec.q.size == 0:
-        return None
-    desired = np.where(np.isnan(rec.q_des), rec.q[0], rec.q_des)
-    return float(np.degrees(np.abs(desired - rec.q).max()))
+def largest_errors(rec: Recording) -> tuple[float | None, float | None]:
+    """The largest |q_des − q| (deg) with the model terms compensated (hold, settling, PD + RNEA)
+    and with PD alone (its window), q_des being the start pose before the first trajectory; None
+    where there is no sample."""
+    desired = np.where(np.isnan(rec.q_des), rec.q[:1], rec.q_des) if rec.q.size else rec.q
+    error = np.degrees(np.abs(desired - rec.q)).max(axis=1) if rec.q.size else np.zeros(0)
+    alone = (rec.t >= rec.pd[0]) & (rec.t < rec.pd[1] + SETTLE_AFTER_PD)
+
+    def worst(mask: np.ndarray) -> float | None:
+        return float(error[mask].max()) if mask.any() else None
+
+    return worst(~alone), worst(alone)
 
 
 def table(s: Summary) -> str:
