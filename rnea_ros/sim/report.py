@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-SETTLE_AFTER_PD = 1.5  # s after PD alone before the model terms have pulled the arm back (SETTLE)
+from .scenario import SETTLE
 
 
 class RealTimeLost(RuntimeError):
@@ -125,7 +125,7 @@ def largest_errors(rec: Recording) -> tuple[float | None, float | None]:
     where there is no sample."""
     desired = np.where(np.isnan(rec.q_des), rec.q[:1], rec.q_des) if rec.q.size else rec.q
     error = np.degrees(np.abs(desired - rec.q)).max(axis=1) if rec.q.size else np.zeros(0)
-    alone = (rec.t >= rec.pd[0]) & (rec.t < rec.pd[1] + SETTLE_AFTER_PD)
+    alone = (rec.t >= rec.pd[0]) & (rec.t < rec.pd[1] + SETTLE)  # and until the model pulled it back
 
     def worst(mask: np.ndarray) -> float | None:
         return float(error[mask].max()) if mask.any() else None
