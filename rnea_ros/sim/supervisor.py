@@ -234,7 +234,7 @@ class Supervisor:
         """Ask for a multi-sine from the current pose; return its start (simulated s)."""
         count = len(self.trajectories)
         self.start_pub.publish(Empty())
-        end = time.monotonic() + 10.0
+        end = time.monotonic() + 30.0  # its design runs rnea along it (seconds on a busy machine)
         self._spin_until(lambda: len(self.trajectories) > count or time.monotonic() > end, "a trajectory")
         if len(self.trajectories) == count:
             raise TimeoutError("multisine_trajectory sent no trajectory")
