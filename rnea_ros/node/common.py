@@ -4,6 +4,7 @@ and `run_node` (start, spin, Ctrl-C/SIGTERM, invalid parameters)."""
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from collections.abc import Callable
@@ -44,6 +45,12 @@ def set_stamp(stamp: TimeMsg, ns: int) -> None:
     stamp.sec, stamp.nanosec = divmod(int(ns), NS)
 
 
+def spin_default(node: Node) -> None:
+    """Spin `node` with rclpy's default executor (`rclpy.spin`) until shutdown."""
+    node.get_logger().info("spinning rclpy's default executor (RNEA_ROS_EXECUTOR=default)")
+    rclpy.spin(node)
+
+
 def spin_events(node: Node) -> None:
     """Spin `node` with rclpy's EventsExecutor until shutdown: callbacks run as their events
     arrive, without rebuilding a wait set per callback as the default executor does (less
@@ -66,6 +73,27 @@ def spin_events(node: Node) -> None:
 
 
 N = TypeVar("N", bound=Node)
+
+# RNEA_ROS_EXECUTOR values → how the nodes spin (README "Executor").
+EXECUTOR_ENV = "RNEA_ROS_EXECUTOR"
+EXECUTORS = ("waitset", "default", "events")
+
+
+def selected_spin() -> Callable[[Node], None]:
+    """How run_node spins, from RNEA_ROS_EXECUTOR: "waitset" (the default: one wait set, see
+    waitset_loop), "default" (rclpy.spin, rclpy's SingleThreadedExecutor) or "events" (rclpy's
+    EventsExecutor, unbounded queue). An unknown value is reported and the default used."""
+    from .waitset_loop import spin_waitset
+
+    name = os.environ.get(EXECUTOR_ENV, "") or EXECUTORS[0]
+    if name == "default":
+        return spin_default
+    if name == "events":
+        return spin_events
+    if name != "waitset":
+        print(f"[WARN] {EXECUTOR_ENV}={name!r} is not one of {', '.join(EXECUTORS)}: using waitset",
+              file=sys.stderr)
+    return spin_waitset
 
 
 LOG_PERIOD = 2.0  # s between two log lines of the same reason
@@ -140,10 +168,12 @@ def run_node(
     args: list[str] | None,
     make_node: Callable[[], N],
     name: str,
-    spin: Callable[[N], None] = rclpy.spin,
+    spin: Callable[[N], None] | None = None,
 ) -> int:
-    """Build a node and spin it until Ctrl-C or shutdown: 0, or 2 when the command line or the
-    parameters are invalid (one line naming the culprit, no traceback)."""
+    """Build a node and spin it until Ctrl-C or shutdown (`spin`, else as RNEA_ROS_EXECUTOR
+    selects: `selected_spin`): 0, or 2 when the command line or the parameters are invalid (one
+    line naming the culprit, no traceback)."""
+    spin_node = selected_spin() if spin is None else spin
     log = rclpy.logging.get_logger(name)
     try:
         rclpy.init(args=args)
@@ -160,7 +190,7 @@ def run_node(
         except ValueError as exc:  # an invalid parameter file: fail at launch, naming it
             log.fatal(f"cannot start, invalid parameter {exc}")
             return 2
-        spin(node)
+        spin_node(node)
     except (KeyboardInterrupt, ExternalShutdownException):  # Ctrl-C also during start-up
         pass
     finally:
