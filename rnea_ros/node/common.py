@@ -4,6 +4,7 @@ and `run_node` (start, spin, Ctrl-C/SIGTERM, invalid parameters)."""
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 import time
@@ -13,9 +14,12 @@ from typing import TypeVar
 import numpy as np
 import rclpy
 from builtin_interfaces.msg import Time as TimeMsg
+from rclpy.clock import Clock
 from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Header
 from trajectory_msgs.msg import JointTrajectory
 
 # Best effort (matches reliable and best-effort publishers), keep last 10: a gripper driver's
@@ -38,6 +42,32 @@ NS = 1_000_000_000
 def stamp_ns(stamp: TimeMsg) -> int:
     """A builtin_interfaces/Time as integer nanoseconds (0 for an unset stamp)."""
     return stamp.sec * NS + stamp.nanosec
+
+
+def clock_ns(clock: Clock) -> int:
+    """`clock.now().nanoseconds` without building a Time (about 2 µs instead of 10): the value of
+    the same rcl clock, read through its handle as Clock.now does (`handle.get_now()`, rclpy's
+    implementation API; Clock.now where a handle lacks it)."""
+    get_now = getattr(clock.handle, "get_now", None)
+    return clock.now().nanoseconds if get_now is None else get_now().nanoseconds
+
+
+class ReusedJointState:
+    """One JointState per output, refilled per cycle rather than built (a JointState costs about
+    10 µs to build; publishing serializes it at once, so reuse is safe)."""
+
+    __slots__ = ("msg",)
+
+    def __init__(self) -> None:
+        self.msg = JointState()
+
+    def filled(self, header: Header, names: list[str], effort: np.ndarray) -> JointState:
+        msg = self.msg
+        msg.header = header
+        if msg.name is not names:  # the names change with the model only
+            msg.name = names
+        msg.effort = effort.tolist()
+        return msg
 
 
 def set_stamp(stamp: TimeMsg, ns: int) -> None:
@@ -190,6 +220,10 @@ def run_node(
         except ValueError as exc:  # an invalid parameter file: fail at launch, naming it
             log.fatal(f"cannot start, invalid parameter {exc}")
             return 2
+        # What start-up built (imports, kernels, model: ~130,000 tracked objects) is never
+        # garbage: out of the collector's sight, a full collection takes ~10 µs, not ~50 ms.
+        gc.collect()
+        gc.freeze()
         spin_node(node)
     except (KeyboardInterrupt, ExternalShutdownException):  # Ctrl-C also during start-up
         pass
