@@ -11,6 +11,7 @@ $(STAMP): requirements.txt requirements-dev.txt setup.py
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -r requirements-dev.txt
 	$(PY) -m pip install --quiet --no-deps -e .
+	$(PY) -m rnea_ros.kernel_cache  # numba's kernel cache, so that no first start compiles
 	touch $(STAMP)
 
 demo: $(STAMP)

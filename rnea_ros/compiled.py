@@ -129,3 +129,4 @@ def compile_kernels() -> Compilation:
 
         warm_friction_path()  # the friction compensation's and runaway guard's kernels
     return Compilation(time.perf_counter() - start, cold, HAVE_NUMBA)
+

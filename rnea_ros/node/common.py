@@ -37,6 +37,7 @@ DESCRIPTION_QOS = QoSProfile(
     depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL
 )
 NS = 1_000_000_000
+COLD_COMPILE_S = "20-40"  # compiling every kernel with an empty numba cache, on a 2-core VM
 
 
 def stamp_ns(stamp: TimeMsg) -> int:
@@ -182,13 +183,22 @@ def trajectory_points(
 
 def prepare_kernels(node: Node) -> None:
     """Compile (or load from numba's disk cache) every dynamics kernel before the node subscribes,
-    so that no control cycle compiles; logged before and after, since a cold cache takes seconds."""
+    so that no control cycle compiles. A cold cache (a fresh install the set-up did not prepare,
+    a read-only install, another user) is said with where it compiles and how to prepare it."""
     from ..compiled import compile_kernels
+    from ..kernel_cache import cache_is_cold, cache_location
 
     log = node.get_logger()
-    log.info("loading the compiled dynamics kernels (an empty numba cache compiles them once: about 10 s)")
+    if cache_is_cold():
+        log.warn(
+            f"numba's cache {cache_location()} has no compiled kernels for this installation: "
+            f"compiling them now, about {COLD_COMPILE_S} s (once; `python3 -m rnea_ros.kernel_cache` "
+            "prepares the cache beforehand)"
+        )
     done = compile_kernels()
-    how = "compiled, the numba cache was cold" if done.cold_cache else "from numba's disk cache"
+    how = f"from numba's cache {cache_location()}"
+    if done.cold_cache:
+        how = f"compiled into numba's cache {cache_location()}"
     if not done.numba:
         how = "numba is not installed: pure-Python kernels, about 40x slower"
     log.info(f"kernels ready in {done.seconds:.2f} s ({how})")
