@@ -57,10 +57,10 @@ _FAST = HAVE_NUMBA  # the fast paths call compiled entry points, which take only
 _ND = np.ndarray
 _F64 = np.dtype(np.float64)
 _empty = np.empty
-_RNEA = c.RNEA
-_GRAVITY = c.GRAVITY
 _RNEA_PACKED = c.RNEA_PACKED
 _GRAVITY_PACKED = c.GRAVITY_PACKED
+_RNEA_PACKED_GRAVITY = c.RNEA_PACKED_GRAVITY
+_GRAVITY_PACKED_GRAVITY = c.GRAVITY_PACKED_GRAVITY
 _MASS_MATRIX_PACKED = c.MASS_MATRIX_PACKED
 
 Wrenches = Mapping[str, npt.ArrayLike]  # link → [fx, fy, fz, tx, ty, tz], root axes (N, N m)
@@ -71,30 +71,29 @@ def _is_vector(x: object) -> bool:
     return type(x) is _ND and x.dtype is _F64 and x.ndim == 1
 
 
-def _fast_options(model: RobotModel, gravity: Any, data: Data | None, out: Any) -> tuple | None:
-    """(gravity array, workspace, comp scratch, result array) for a fast-path call with gravity,
-    data or out given, or None when one of them must go through the checked path."""
-    n = model.nv
+def _fast_record(model: RobotModel, gravity: Any, data: Data | None, out: Any) -> tuple | None:
+    """(packed record, gravity vector or None, result vector) for a fast-path call with gravity,
+    data or out given: the Data's record (`Data.packed_for`) holds the model and a gravity tuple;
+    a float64 (3,) gravity vector goes to the kernel as is. None when an argument must go through
+    the checked path (which then names it)."""
+    n, source = model._kernel_args
     if data is None:
         data = model.default_data
     elif type(data) is not Data or data.nv < n:
         return None
-    g: np.ndarray | None
-    if gravity is GRAVITY:
-        g = _GRAVITY_ARRAY
-    elif type(gravity) is tuple:
-        g = data.gravity_array(gravity)
-    else:
-        g = gravity if _is_vector(gravity) and gravity.flags.c_contiguous else None
-    if g is None:
+    record = data.packed_for(source, n, gravity)
+    if record is None:
         return None
+    g = None
+    if type(gravity) is not tuple:
+        if not (_is_vector(gravity) and gravity.shape[0] == 3):
+            return None
+        g = gravity
     if out is None:
-        tau = _empty(n)
-    elif _is_vector(out) and out.flags.carray:
-        tau = out
-    else:
-        return None
-    return g, data.ws, data.comp, tau
+        return record, g, _empty(n)
+    if _is_vector(out) and out.flags.carray and out.shape[0] == n:
+        return record, g, out
+    return None
 
 
 def rnea(
@@ -127,11 +126,22 @@ def rnea(
             tau = _empty(n)
             if _RNEA_PACKED.call(packed, q, qd, qdd, tau) == 0:  # OK
                 return tau
-        else:
-            options = _fast_options(model, gravity, data, out)
-            if options is not None:
-                g, ws, _, tau = options
-                if _RNEA.call(model.kernel_tree(), q, qd, qdd, g, ws, tau) == 0:  # OK
+        elif type(data) is Data and out is None and gravity is data._gravity_key:
+            # the caller's Data again with the same gravity tuple: its record as it is
+            n, source = model._kernel_args
+            if data._source is source:
+                tau = _empty(n)
+                if _RNEA_PACKED.call(data._packed, q, qd, qdd, tau) == 0:  # OK
+                    return tau
+        if gravity is not GRAVITY or data is not None or out is not None:
+            fast = _fast_record(model, gravity, data, out)
+            if fast is not None:
+                record, g, tau = fast
+                if g is None:
+                    status = _RNEA_PACKED.call(record, q, qd, qdd, tau)
+                else:
+                    status = _RNEA_PACKED_GRAVITY.call(record, q, qd, qdd, g, tau)
+                if status == 0:  # OK
                     return tau
     return _rnea_checked(model, q, qd, qdd, gravity, wrenches, data, out)
 
@@ -190,11 +200,21 @@ def gravity_torques(
             tau = _empty(n)
             if _GRAVITY_PACKED.call(packed, q, tau) == 0:  # OK
                 return tau
-        else:
-            options = _fast_options(model, gravity, data, out)
-            if options is not None:
-                g, ws, _, tau = options
-                if _GRAVITY.call(model.kernel_tree(), q, g, ws, tau) == 0:  # OK
+        elif type(data) is Data and out is None and gravity is data._gravity_key:  # as in rnea
+            n, source = model._kernel_args
+            if data._source is source:
+                tau = _empty(n)
+                if _GRAVITY_PACKED.call(data._packed, q, tau) == 0:  # OK
+                    return tau
+        if gravity is not GRAVITY or data is not None or out is not None:
+            fast = _fast_record(model, gravity, data, out)
+            if fast is not None:
+                record, g, tau = fast
+                if g is None:
+                    status = _GRAVITY_PACKED.call(record, q, tau)
+                else:
+                    status = _GRAVITY_PACKED_GRAVITY.call(record, q, g, tau)
+                if status == 0:  # OK
                     return tau
     n = model.nv
     q = _array(q, "q", n)
@@ -237,11 +257,12 @@ def mass_matrix(model: RobotModel, q: npt.ArrayLike, *, data: Data | None = None
             m = _empty((n, n))
             if _MASS_MATRIX_PACKED.call(packed, q, m) == 0:  # OK
                 return m
-        elif type(data) is Data and data.nv >= model.nv:
-            n = model.nv
-            flat = _empty(n * n)
-            if c.MASS_MATRIX.call(model.kernel_tree(), q, data.ws, data.comp, flat) == 0:  # OK
-                return flat.reshape(n, n)
+        else:
+            n, source = model._kernel_args
+            record = data.packed_for(source, n, GRAVITY) if type(data) is Data and data.nv >= n else None
+            m = _empty((n, n))
+            if record is not None and _MASS_MATRIX_PACKED.call(record, q, m) == 0:  # OK
+                return m
     n = model.nv
     q = _array(q, "q", n)
     data = _data(model, data)
