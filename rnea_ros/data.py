@@ -27,7 +27,9 @@ class Data:
     and the gravity of the last model and gravity it served (`packed_for`), so that a call with
     `data=` passes the compiled kernel one array, as the default path does."""
 
-    __slots__ = ("_gravity", "_gravity_key", "_gravity_slot", "_packed", "_source", "comp", "nv", "ws")
+    __slots__ = (
+        "_gravity", "_gravity_key", "_gravity_slot", "_packed", "_source", "comp", "nv", "wrench_layout", "ws"
+    )
 
     def __init__(self, model: RobotModel) -> None:
         n = model.nv
@@ -37,6 +39,8 @@ class Data:
         self._gravity_key: Any = None
         self._gravity_slot = slice(0, 0)
         self._packed: np.ndarray | None = None
+        # (model's packed record, link names, kernel wrench arrays, (link, slot) to fill): `dynamics`
+        self.wrench_layout: tuple | None = None
         if HAVE_NUMBA:  # float64 arrays for the compiled kernels: views of the packed record
             self._packed = np.zeros(packed_size(n))
             _, _, ws, comp = packed_slices(n)

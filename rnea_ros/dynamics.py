@@ -60,6 +60,8 @@ _empty = np.empty
 _RNEA_PACKED = c.RNEA_PACKED
 _GRAVITY_PACKED = c.GRAVITY_PACKED
 _RNEA_PACKED_GRAVITY = c.RNEA_PACKED_GRAVITY
+_RNEA_PACKED_WRENCH = c.RNEA_PACKED_WRENCH
+_ZERO_WRENCH = np.zeros(6)
 _GRAVITY_PACKED_GRAVITY = c.GRAVITY_PACKED_GRAVITY
 _MASS_MATRIX_PACKED = c.MASS_MATRIX_PACKED
 
@@ -96,6 +98,46 @@ def _fast_record(model: RobotModel, gravity: Any, data: Data | None, out: Any) -
     return None
 
 
+def _rnea_wrench_fast(
+    model: RobotModel, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray, gravity: tuple, wrenches: Any,
+    data: Data | None,
+) -> np.ndarray | None:
+    """rnea with wrenches given as float64 6-vectors, through the Data's record and its wrench
+    arrays for these links (`Data.wrench_layout`, rebuilt when the model or the links change:
+    only the six numbers per link are copied per call); None: the checked path decides."""
+    n, source = model._kernel_args
+    if data is None:
+        data = model.default_data
+    elif type(data) is not Data or data.nv < n:
+        return None
+    record = data.packed_for(source, n, gravity)
+    if record is None:
+        return None
+    links = tuple(wrenches)
+    layout = data.wrench_layout
+    if layout is None or layout[0] is not source or layout[1] != links:
+        try:
+            wb, wd = wrench_arrays(model, {link: _ZERO_WRENCH for link in links})
+        except (RneaError, TypeError):  # an unknown link: the checked path names it
+            return None
+        slots: list[tuple[str, slice]] = []  # wrench_arrays' rows: the links not fixed to the root
+        for link in links:
+            if model.link_frame(link).body >= 0:
+                start = len(slots) * k.WRENCH_STRIDE + k.WR_FORCE
+                slots.append((link, slice(start, start + 6)))
+        layout = data.wrench_layout = (source, links, wb, wd, slots)
+    _, _, wb, wd, slots = layout
+    for link, slot in slots:
+        w = wrenches[link]
+        if type(w) is not _ND or w.dtype is not _F64 or w.shape != (6,):
+            return None
+        wd[slot] = w  # force, then moment (WR_MOMENT = WR_FORCE + 3)
+    tau = _empty(n)
+    if _RNEA_PACKED_WRENCH.call(record, q, qd, qdd, wb, wd, tau) == 0:  # OK
+        return tau
+    return None
+
+
 def rnea(
     model: RobotModel,
     q: npt.ArrayLike,
@@ -119,9 +161,13 @@ def rnea(
         and q.ndim == 1
         and qd.ndim == 1
         and qdd.ndim == 1
-        and not wrenches
     ):
-        if gravity is GRAVITY and data is None and out is None:
+        if wrenches:
+            if type(gravity) is tuple and out is None:
+                tau = _rnea_wrench_fast(model, q, qd, qdd, gravity, wrenches, data)
+                if tau is not None:
+                    return tau
+        elif gravity is GRAVITY and data is None and out is None:
             n, packed = model._kernel_args
             tau = _empty(n)
             if _RNEA_PACKED.call(packed, q, qd, qdd, tau) == 0:  # OK
@@ -133,7 +179,7 @@ def rnea(
                 tau = _empty(n)
                 if _RNEA_PACKED.call(data._packed, q, qd, qdd, tau) == 0:  # OK
                     return tau
-        if gravity is not GRAVITY or data is not None or out is not None:
+        if not wrenches and (gravity is not GRAVITY or data is not None or out is not None):
             fast = _fast_record(model, gravity, data, out)
             if fast is not None:
                 record, g, tau = fast

@@ -805,6 +805,13 @@ def rnea_packed_gravity_kernel(packed, q, qd, qdd, gravity, tau):
 
 
 @njit
+def rnea_packed_wrench_kernel(packed, q, qd, qdd, wrench_body, wrench_data, tau):
+    """rnea_wrench_kernel with the tree, gravity and workspace of a packed record; a status."""
+    tree, gravity, ws, _ = unpack(packed)
+    return rnea_wrench_kernel(tree, q, qd, qdd, gravity, wrench_body, wrench_data, ws, tau)
+
+
+@njit
 def gravity_packed_gravity_kernel(packed, q, gravity, tau):
     """gravity_kernel with the tree and workspace of a packed record and this gravity; a status."""
     tree, _, ws, _ = unpack(packed)

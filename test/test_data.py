@@ -115,8 +115,19 @@ def test_every_fast_call_form_gives_the_checked_paths_numbers_bitwise() -> None:
         assert rnea(model, q, qd, qdd, data=data, out=out, **kw) is out
         np.testing.assert_array_equal(out, want)
         np.testing.assert_array_equal(mass_matrix(model, q, data=data), mass_matrix(model, q.tolist()))
+        if g is None or isinstance(g, tuple):  # wrenches: on the tip, on the root (the root takes it)
+            tip = TIPS["panda" if model is panda else "ur5"]
+            links = [tip] if step % 3 else [tip, model.root_link]
+            w = {link: rng.normal(size=6) for link in links}
+            as_lists = {k: v.tolist() for k, v in w.items()}
+            want_w = rnea(model, q.tolist(), qd.tolist(), qdd.tolist(), wrenches=as_lists, **kw)
+            for d in (None, data):
+                np.testing.assert_array_equal(rnea(model, q, qd, qdd, wrenches=w, data=d, **kw), want_w)
     with pytest.raises(RneaError, match="gravity"):
         z = np.zeros(panda.nv)
         rnea(panda, z, z, z, gravity=(0.0, np.nan, 1.0), data=data)
+    with pytest.raises(RneaError, match=r"wrenches\['panda_hand'\] contains NaN"):
+        z = np.zeros(panda.nv)
+        rnea(panda, z, z, z, wrenches={"panda_hand": np.array([0, 0, np.nan, 0, 0, 0.0])}, data=data)
     with pytest.raises(RneaError, match="gravity"):
         gravity_torques(ur5, np.zeros(ur5.nv), gravity=(0.0, 1.0), data=data)
