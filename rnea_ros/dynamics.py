@@ -62,6 +62,7 @@ _GRAVITY_PACKED = c.GRAVITY_PACKED
 _RNEA_PACKED_GRAVITY = c.RNEA_PACKED_GRAVITY
 _RNEA_PACKED_WRENCH = c.RNEA_PACKED_WRENCH
 _ZERO_WRENCH = np.zeros(6)
+_SHAPE3 = (3,)
 _GRAVITY_PACKED_GRAVITY = c.GRAVITY_PACKED_GRAVITY
 _MASS_MATRIX_PACKED = c.MASS_MATRIX_PACKED
 
@@ -71,6 +72,18 @@ Wrenches = Mapping[str, npt.ArrayLike]  # link → [fx, fy, fz, tx, ty, tz], roo
 def _is_vector(x: object) -> bool:
     """Whether x can go to a compiled entry point as an FA argument: a float64 ndarray of ndim 1."""
     return type(x) is _ND and x.dtype is _F64 and x.ndim == 1
+
+
+def _bound_result(data: Any, source: np.ndarray, n: int, out: Any) -> np.ndarray | None:
+    """The result vector of a call on a Data whose record already holds the model of packed
+    record `source` (else None, as when `out` cannot take the result)."""
+    if type(data) is not Data or data._source is not source:
+        return None
+    if out is None:
+        return _empty(n)
+    if type(out) is _ND and out.dtype is _F64 and out.shape == (n,) and out.flags.carray:
+        return out
+    return None
 
 
 def _fast_record(model: RobotModel, gravity: Any, data: Data | None, out: Any) -> tuple | None:
@@ -172,12 +185,20 @@ def rnea(
             tau = _empty(n)
             if _RNEA_PACKED.call(packed, q, qd, qdd, tau) == 0:  # OK
                 return tau
-        elif type(data) is Data and out is None and gravity is data._gravity_key:
-            # the caller's Data again with the same gravity tuple: its record as it is
+        else:  # a Data already holding this model (and gravity tuple): its record as it is
             n, source = model._kernel_args
-            if data._source is source:
-                tau = _empty(n)
-                if _RNEA_PACKED.call(data._packed, q, qd, qdd, tau) == 0:  # OK
+            d = model.default_data if data is None else data
+            tau = _bound_result(d, source, n, out)
+            if tau is not None:
+                if gravity is d._gravity_key:
+                    if _RNEA_PACKED.call(d._packed, q, qd, qdd, tau) == 0:  # OK
+                        return tau
+                elif (
+                    type(gravity) is _ND
+                    and gravity.dtype is _F64
+                    and gravity.shape == _SHAPE3
+                    and _RNEA_PACKED_GRAVITY.call(d._packed, q, qd, qdd, gravity, tau) == 0  # OK
+                ):
                     return tau
         if not wrenches and (gravity is not GRAVITY or data is not None or out is not None):
             fast = _fast_record(model, gravity, data, out)
@@ -246,12 +267,21 @@ def gravity_torques(
             tau = _empty(n)
             if _GRAVITY_PACKED.call(packed, q, tau) == 0:  # OK
                 return tau
-        elif type(data) is Data and out is None and gravity is data._gravity_key:  # as in rnea
+        else:  # as in rnea
             n, source = model._kernel_args
-            if data._source is source:
-                tau = _empty(n)
-                if _GRAVITY_PACKED.call(data._packed, q, tau) == 0:  # OK
-                    return tau
+            d = model.default_data if data is None else data
+            bound = _bound_result(d, source, n, out)
+            if bound is not None:
+                if gravity is d._gravity_key:
+                    if _GRAVITY_PACKED.call(d._packed, q, bound) == 0:  # OK
+                        return bound
+                elif (
+                    type(gravity) is _ND
+                    and gravity.dtype is _F64
+                    and gravity.shape == _SHAPE3
+                    and _GRAVITY_PACKED_GRAVITY.call(d._packed, q, gravity, bound) == 0  # OK
+                ):
+                    return bound
         if gravity is not GRAVITY or data is not None or out is not None:
             fast = _fast_record(model, gravity, data, out)
             if fast is not None:
