@@ -32,7 +32,8 @@ lint: $(STAMP)
 bench: $(STAMP)
 	$(PY) bench/bench_kernels.py
 	$(PY) bench/bench_latency.py
-	$(PY) bench/soak.py
+	$(PY) bench/bench_start.py
+	$(PY) bench/soak.py --rate 20000
 	$(MAKE) soak-sequences
 	$(PY) bench/interpolation_error.py
 	$(PY) bench/compare_toppra.py
