@@ -2,9 +2,11 @@
 
 `data = model.create_data()` (or `Data(model)`) makes one; every function of `dynamics` takes it
 as `data=`. Without `data=` a function uses `model.default_data`: one per model, created on its
-first use and kept for the model's lifetime. A Data holds no results and no model: it serves any
-model of at most `nv` joints. It is scratch memory, so one thread at a time: threads that share a
-model should each pass their own Data (the default one is shared by all users of the model).
+first use and kept for the model's lifetime. A Data holds no results: it serves any model of at
+most `nv` joints, keeping a copy of the tree and gravity of the last one it served (and a
+reference to that model's packed record) so that the next call with them passes one array. It is
+scratch memory, so one thread at a time: threads that share a model should each pass their own
+Data (the default one is shared by all users of the model).
 """
 
 from __future__ import annotations
@@ -27,14 +29,11 @@ class Data:
     and the gravity of the last model and gravity it served (`packed_for`), so that a call with
     `data=` passes the compiled kernel one array, as the default path does."""
 
-    __slots__ = (
-        "_gravity", "_gravity_key", "_gravity_slot", "_packed", "_source", "comp", "nv", "wrench_layout", "ws"
-    )
+    __slots__ = ("_gravity_key", "_gravity_slot", "_packed", "_source", "comp", "nv", "wrench_layout", "ws")
 
     def __init__(self, model: RobotModel) -> None:
         n = model.nv
         self.nv: int = n
-        self._gravity: tuple[tuple | None, np.ndarray | None] = (None, None)
         self._source: np.ndarray | None = None  # the packed record of the model whose tree is copied in
         self._gravity_key: Any = None
         self._gravity_slot = slice(0, 0)
