@@ -6,14 +6,17 @@ rcl wait set, waits, and wraps each ready callback in a Task and a coroutine, on
 entity set changes (rclpy calls `Executor.wake()` whenever a node creates or destroys an entity,
 and when a node is added); each iteration refills the wait set (rcl clears the entries that were
 not ready), waits, and runs what is ready directly: timers, then subscriptions (each message taken
-with `handle.take_message`), node guard conditions, clients, services and other waitables (QoS
-event handlers). Its memory is bounded whatever the input rate: nothing is queued in Python, a
-subscription holds at most its QoS depth in the middleware. Every callback also runs under the
-node's error handler (`_internal_error(where, text)` of the package's nodes, else a logged error),
+with `handle.take_message`), node guard conditions, clients, services and other waitables. The QoS
+event handlers (incompatible QoS/type warnings, two or three per publisher and subscription) are
+served from a second wait set polled without waiting every EVENT_POLL_NS: in every wait they would
+cost more than the rest. Its memory is bounded whatever the input rate: nothing is queued in
+Python, a subscription holds at most its QoS depth in the middleware. Every callback also runs
+under the node's error handler (`_internal_error(where, text)` of the package's nodes, else a logged error),
 so an exception in a callback rclpy owns (the parameter services) costs that one call.
 
-API it relies on (rclpy of Humble, Jazzy and Kilted have all of it; checked at start by
-`missing_api`, which names what is missing, and `spin_waitset` then spins rclpy's default executor):
+API it relies on (tested here with Jazzy's rclpy 7.1, whose own executor makes the same calls;
+Humble and Kilted are not tested here; checked at start by `missing_api`, which names what is
+missing, and `spin_waitset` then spins rclpy's default executor):
 - public: `rclpy.executors.Executor` (subclassed: `add_node`, `wake`, `create_task`, `shutdown`),
   `Node.subscriptions/timers/clients/services/guards/waitables`, `Subscription.msg_type/raw/
   callback/handle`, `Timer.callback/handle`, `Service.srv_type/callback/handle/send_response`,
@@ -26,7 +29,8 @@ API it relies on (rclpy of Humble, Jazzy and Kilted have all of it; checked at s
   `add_guard_condition`, `add_timer`, `add_client`, `add_service`, `wait(ns)`,
   `get_ready_entities(kind)`; the handles' `pointer`, `Subscription.take_message(type, raw)`,
   `Timer.is_timer_ready()/call_timer()`, `Service.service_take_request(type)`,
-  `Client.take_response(type)`; `Subscription.CallbackType` (Jazzy+, optional).
+  `Client.take_response(type)`; the subscription's `_callback_type` (Jazzy+: whether the callback
+  takes the message info; absent means message only).
 Callbacks must be plain functions (a coroutine callback is driven as far as it runs without
 waiting); one thread runs everything, like SingleThreadedExecutor.
 """
@@ -152,7 +156,8 @@ class WaitSetExecutor(Executor):
         self._stale = True
         gc = getattr(self, "_rebuild_gc", None)
         if gc is not None:
-            gc.trigger()
+            with contextlib.suppress(InvalidHandle):  # after shutdown (a node destroyed later)
+                gc.trigger()
 
     def add_node(self, node: Node) -> bool:
         added = super().add_node(node)
@@ -238,8 +243,12 @@ class WaitSetExecutor(Executor):
         rest of the wait set)."""
         wait_set = self._event_wait_set
         wait_set.clear_entities()
-        for handler in self._events:
-            handler.add_to_wait_set(wait_set)
+        try:
+            for handler in self._events:
+                handler.add_to_wait_set(wait_set)
+        except InvalidHandle:  # destroyed meanwhile: the tables are rebuilt first
+            self._stale = True
+            return
         wait_set.wait(0)
         for handler in self._events:
             if handler.is_ready(wait_set):
