@@ -38,6 +38,7 @@ def first_command(driver: Driver, tmp: Path, cache: str | None) -> tuple[float, 
     else:
         os.environ["NUMBA_CACHE_DIR"] = cache
     params = {"robot_description": URDF, "tip_link": "panda_hand", **FRICTION_OFF}
+    driver.spin(1.0)  # the previous node's last commands arrive before this one starts
     before = len(driver.commands)
     t0 = time.monotonic()
     proc = start_node(tmp, params)
