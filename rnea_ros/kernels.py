@@ -798,6 +798,27 @@ def gravity_packed_kernel(packed, q, tau):
 
 
 @njit
+def rnea_packed_gravity_kernel(packed, q, qd, qdd, gravity, tau):
+    """rnea_kernel with the tree and workspace of a packed record and this gravity; a status."""
+    tree, _, ws, _ = unpack(packed)
+    return rnea_kernel(tree, q, qd, qdd, gravity, ws, tau)
+
+
+@njit
+def rnea_packed_wrench_kernel(packed, q, qd, qdd, wrench_body, wrench_data, tau):
+    """rnea_wrench_kernel with the tree, gravity and workspace of a packed record; a status."""
+    tree, gravity, ws, _ = unpack(packed)
+    return rnea_wrench_kernel(tree, q, qd, qdd, gravity, wrench_body, wrench_data, ws, tau)
+
+
+@njit
+def gravity_packed_gravity_kernel(packed, q, gravity, tau):
+    """gravity_kernel with the tree and workspace of a packed record and this gravity; a status."""
+    tree, _, ws, _ = unpack(packed)
+    return gravity_kernel(tree, q, gravity, ws, tau)
+
+
+@njit
 def mass_matrix_packed_kernel(packed, q, mass):
     """mass_matrix_kernel with the tree and scratch of a packed record, into an (n, n) C-contiguous
     `mass`; a status."""

@@ -34,7 +34,9 @@ from . import parameters
 from .common import (
     DESCRIPTION_QOS,
     JOINT_STATES_QOS,
+    ReusedJointState,
     ThrottledLog,
+    clock_ns,
     guarded,
     prepare_kernels,
     stamp_ns,
@@ -97,6 +99,7 @@ class InverseDynamicsNode(Node):
         self._command = Float64MultiArray()
         self._joint_efforts_pub = self.create_publisher(JointState, "~/joint_efforts", 10)
         self._term_pubs = {t: self.create_publisher(JointState, f"~/terms/{t}", 10) for t in TERMS}
+        self._answers = {t: ReusedJointState() for t in (None, *TERMS)}  # per output, refilled
         self._diag_pub = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
         guard = self._guard
         self._joint_states_sub = self.create_subscription(
@@ -285,7 +288,7 @@ class InverseDynamicsNode(Node):
         """Merge this message and every one queued behind it (any publisher's), then command once
         for the newest that carries a commanded joint: nothing is lost, the newest state wins."""
         t0 = time.perf_counter()
-        now_ns = self.get_clock().now().nanoseconds
+        now_ns = clock_ns(self.get_clock())
         self.stats.last_receive_ns = now_ns
         loaded = self._loaded
         trigger = None
@@ -374,7 +377,7 @@ class InverseDynamicsNode(Node):
             terms = efforts.terms
             for term, publisher in self._listened:
                 values = total if term is None else terms[term] if out is None else terms[term][out]
-                publisher.publish(JointState(header=msg.header, name=names, effort=values.tolist()))
+                publisher.publish(self._answers[term].filled(msg.header, names, values))
         mask = efforts.clamped if out is None else efforts.clamped[out]
         clamped = [names[k] for k in np.flatnonzero(mask)] if mask.any() else []
         self.stats.published(now_ns, time.perf_counter() - t0, clamped)
