@@ -48,16 +48,18 @@ def _crm(v: np.ndarray) -> np.ndarray:
     return out
 
 
-def _system(
-    model: RobotModel, q: np.ndarray, gearing: Gearing | None
-) -> tuple[np.ndarray, list[np.ndarray], list[list[tuple[int, float]]]]:
-    """World screws S (n, 6), and per rigid body its spatial inertia at the root origin (6×6) and
-    its chain [(joint, scale), ...] from the root."""
+Chain = list[tuple[int, np.ndarray]]  # (joint, Jacobian column) from the root
+
+
+def _system(model: RobotModel, q: np.ndarray, gearing: Gearing | None) -> tuple[list[np.ndarray], list[Chain]]:
+    """Per rigid body its spatial inertia at the root origin (6×6) and its chain [(joint j,
+    column s_j S_j), ...] from the root (a rotor's own column is the revolute screw about its axis,
+    also for a prismatic joint)."""
     rot, pos = _poses(model, q)
     n = model.nv
     screws = np.zeros((n, 6))
     inertias: list[np.ndarray] = []
-    chains: list[list[tuple[int, float]]] = []
+    chains: list[Chain] = []
     parent = [int(p) for p in model.parent]
     for i in range(n):
         b = i * k.BODY_STRIDE
@@ -78,12 +80,7 @@ def _system(
         px = np.array([[0.0, -p[2], p[1]], [p[2], 0.0, -p[0]], [-p[1], p[0], 0.0]])
         x = np.block([[r.T, np.zeros((3, 3))], [-r.T @ px, r.T]])
         inertias.append(x.T @ body_i @ x)
-        chain = []
-        j = i
-        while j >= 0:
-            chain.append((j, 1.0))
-            j = parent[j]
-        chains.append(chain[::-1])
+        chains.append(_links(i, parent, screws))
     if gearing is not None:
         for j in range(n):
             if gearing.ratio[j] == 0.0:
@@ -93,13 +90,18 @@ def _system(
             rotor = np.zeros((6, 6))
             rotor[:3, :3] = gearing.rotor_inertia[j] * zz_ + gearing.rotor_transverse[j] * (np.eye(3) - zz_)
             inertias.append(rotor)  # massless: the same at any reference point
-            chain = []
-            m = parent[j]
-            while m >= 0:
-                chain.append((m, 1.0))
-                m = parent[m]
-            chains.append([*chain[::-1], (j, float(gearing.ratio[j]))])
-    return screws, inertias, chains
+            own = np.concatenate([z, np.cross(pos[j], z)])  # revolute about the joint axis
+            chains.append([*_links(parent[j], parent, screws), (j, gearing.ratio[j] * own)])
+    return inertias, chains
+
+
+def _links(i: int, parent: list[int], screws: np.ndarray) -> Chain:
+    """The chain of link i: its joint and its ancestors' with their world screws, root first."""
+    chain = []
+    while i >= 0:
+        chain.append((i, screws[i]))
+        i = parent[i]
+    return chain[::-1]
 
 
 def mass_matrix_partials(
@@ -110,22 +112,21 @@ def mass_matrix_partials(
     M includes the model's armature diagonal and, with `gearing`, the rotors as bodies."""
     q = _single(model, q)
     n = model.nv
-    screws, inertias, chains = _system(model, q, gearing)
+    inertias, chains = _system(model, q, gearing)
     mass = np.diag(model.armature)
     dm = np.zeros((n, n, n))
-    crm = [_crm(s) for s in screws]
     for inertia, chain in zip(inertias, chains, strict=True):
         jac = np.zeros((6, n))
-        for j, s in chain:
-            jac[:, j] += s * screws[j]
+        for j, col in chain:
+            jac[:, j] += col
         ij = inertia @ jac
         mass += jac.T @ ij
-        for pos_k, (kk, sk) in enumerate(chain):
+        for pos_k, (kk, col_k) in enumerate(chain):
+            crm = _crm(col_k)  # ∂/∂q_k of what comes after k on the chain: col_k × (·)
             djac = np.zeros((6, n))
-            for j, s in chain[pos_k + 1 :]:
-                djac[:, j] += sk * s * (crm[kk] @ screws[j])
-            # ∂I/∂q_k = s_k (S_k×* I − I S_k×), S×* = −(S×)ᵀ
-            di = sk * (-crm[kk].T @ inertia - inertia @ crm[kk])
+            for j, col in chain[pos_k + 1 :]:
+                djac[:, j] += crm @ col
+            di = -crm.T @ inertia - inertia @ crm  # col_k×* I − I col_k×, with ×* = −(×)ᵀ
             term = djac.T @ ij
             dm[kk] += term + term.T + jac.T @ di @ jac
     return mass, dm

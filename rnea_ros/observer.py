@@ -1,0 +1,161 @@
+"""External joint torques from measured efforts: the generalised-momentum observer (De Luca and
+Mattone 2003/2005; Haddadin et al. 2017), and the tip wrench that explains them.
+
+Convention. τ_ext is the torque the environment applies to the joints:
+
+    M q̈ + C q̇ + g = τ_m + τ_ext,    τ_m = τ_measured − τ_friction(q̇)
+
+A wrench F that a link exerts on its environment (the guide's convention, as in `rnea`'s
+`wrenches`: τ = M q̈ + c + g + Jᵀ F) gives τ_ext = −Jᵀ F. A hand pushing the link with force f
+(the environment on the link) is F = −f, τ_ext = Jᵀ f.
+
+Observer. With p = M q̇ and ṗ = τ_m + Cᵀ q̇ − g + τ_ext,
+
+    r(t) = K_O [p(t) − p(0) − ∫₀ᵗ (τ_m + Cᵀ q̇ − g + r) ds],   so   ṙ = K_O (τ_ext − r):
+
+r follows τ_ext through a first-order lag of gain K_O (rad/s, per joint), with no acceleration
+and no force sensor. Discretisation, for a measured (variable) period Δt: the known part is
+integrated with the trapezoidal rule, y_k = p_k − p_0 − ∫ (τ_m + Cᵀ q̇ − g), and the lag exactly,
+taking ẏ constant over the step:
+
+    r_k = e^{−K_O Δt} r_{k−1} + (1 − e^{−K_O Δt}) (y_k − y_{k−1}) / Δt
+
+which is stable for any Δt and reproduces e^{−K_O t} exactly at the samples for a step.
+p and Cᵀ q̇ come from `rnea_ros.momentum` (O(n), compiled).
+
+`effort_includes_gravity=False` is for drivers that report efforts with the gravity torque taken
+out (τ_measured = τ − g(q)): g(q) is then added back.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+
+from .dynamics import gravity_torques, jacobian
+from .errors import RneaError
+from .friction import Friction, friction_torques
+from .model import GRAVITY, RobotModel
+from .momentum import S_STRIDE, momentum_terms
+
+__all__ = ["MomentumObserver", "observe", "tip_wrench"]
+
+
+def _gain(gain: npt.ArrayLike, n: int) -> np.ndarray:
+    g = np.broadcast_to(np.asarray(gain, dtype=float), (n,)).copy() if np.ndim(gain) == 0 else np.asarray(gain, dtype=float)
+    if g.shape != (n,) or not np.all(np.isfinite(g)) or np.any(g <= 0):
+        raise RneaError(f"observer gain must be one value or {n} values, finite and > 0 (rad/s), got {gain!r}")
+    return g
+
+
+class MomentumObserver:
+    """Streaming momentum observer: `update(t, q, qd, tau_measured)` once per sample returns the
+    estimate r of τ_ext (n,), see the module docstring. The first sample only initialises (r = 0);
+    a sample whose time does not advance is ignored (the last r is returned)."""
+
+    def __init__(
+        self,
+        model: RobotModel,
+        gain: npt.ArrayLike,
+        *,
+        friction: Friction | None = None,
+        effort_includes_gravity: bool = True,
+        gravity: npt.ArrayLike = GRAVITY,
+    ) -> None:
+        self.model = model
+        self.gain = _gain(gain, model.nv)
+        self.friction = friction
+        self.effort_includes_gravity = effort_includes_gravity
+        self.gravity = np.asarray(gravity, dtype=float)
+        self._data = model.create_data()
+        self._scratch = np.empty(model.nv * S_STRIDE)
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget the history: the next sample initialises, r = 0."""
+        n = self.model.nv
+        self.residual = np.zeros(n)
+        self._t: float | None = None
+        self._p = np.zeros(n)
+        self._known = np.zeros(n)
+
+    def set_gain(self, gain: npt.ArrayLike) -> None:
+        """New K_O (one value or per joint), effective from the next sample; keeps the state."""
+        self.gain = _gain(gain, self.model.nv)
+
+    def update(self, t: float, q: np.ndarray, qd: np.ndarray, tau_measured: np.ndarray) -> np.ndarray:
+        """r at time t (s) from the state and measured effort (model order); returns self.residual."""
+        p, ctqd = momentum_terms(self.model, q, qd, data=self._data, scratch=self._scratch)
+        g = gravity_torques(self.model, q, gravity=self.gravity, data=self._data)
+        known = ctqd - g + np.asarray(tau_measured, dtype=float)
+        if not self.effort_includes_gravity:
+            known += g
+        if self.friction is not None:
+            known -= friction_torques(self.friction, qd)
+        if self._t is None:
+            self._t, self._p, self._known = float(t), p, known
+            return self.residual
+        dt = float(t) - self._t
+        if not dt > 0.0:
+            return self.residual
+        dy = p - self._p - 0.5 * dt * (known + self._known)
+        a = np.exp(-self.gain * dt)
+        self.residual = a * self.residual + (1.0 - a) * (dy / dt)
+        self._t, self._p, self._known = float(t), p, known
+        return self.residual
+
+
+def observe(
+    model: RobotModel,
+    t: npt.ArrayLike,
+    q: npt.ArrayLike,
+    qd: npt.ArrayLike,
+    tau_measured: npt.ArrayLike,
+    gain: npt.ArrayLike,
+    *,
+    friction: Friction | None = None,
+    effort_includes_gravity: bool = True,
+    gravity: npt.ArrayLike = GRAVITY,
+) -> np.ndarray:
+    """The observer over recorded samples: t (N,), q, qd, tau_measured (N, n) → r (N, n); the same
+    numbers as `MomentumObserver.update` sample by sample (times must increase)."""
+    t = np.asarray(t, dtype=float)
+    q, qd, tau = (np.atleast_2d(np.asarray(x, dtype=float)) for x in (q, qd, tau_measured))
+    n = model.nv
+    if not (q.shape == qd.shape == tau.shape == (t.size, n)):
+        raise RneaError(f"observe: t (N,), q, qd, tau_measured (N, {n}) expected, got {t.shape}, {q.shape}, {qd.shape}, {tau.shape}")
+    if t.size > 1 and not np.all(np.diff(t) > 0):
+        raise RneaError("observe: times must increase strictly")
+    gain = _gain(gain, n)
+    data = model.create_data()
+    scratch = np.empty(n * S_STRIDE)
+    p = np.empty((t.size, n))
+    ctqd = np.empty((t.size, n))
+    for i in range(t.size):
+        momentum_terms(model, q[i], qd[i], data=data, scratch=scratch, out=(p[i], ctqd[i]))
+    known = ctqd + tau
+    if effort_includes_gravity:
+        known -= gravity_torques(model, q, gravity=gravity)
+    if friction is not None:
+        known -= friction_torques(friction, qd)
+    r = np.zeros((t.size, n))
+    if t.size < 2:
+        return r
+    dt = np.diff(t)[:, None]
+    rate = (p[1:] - p[:-1] - 0.5 * dt * (known[1:] + known[:-1])) / dt
+    a = np.exp(-gain * dt)
+    for i in range(1, t.size):
+        r[i] = a[i - 1] * r[i - 1] + (1.0 - a[i - 1]) * rate[i - 1]
+    return r
+
+
+def tip_wrench(
+    model: RobotModel, q: npt.ArrayLike, tau_ext: npt.ArrayLike, link: str, *, damping: float = 1e-3
+) -> np.ndarray:
+    """The wrench [fx, fy, fz, tx, ty, tz] that `link` exerts on its environment (root axes, moment
+    about the link origin; N, N m) explaining τ_ext = −Jᵀ F, by the damped least squares
+    F = −(J Jᵀ + λ² 1)⁻¹ J τ_ext (λ = `damping`). Unique when the Jacobian has rank 6; otherwise the
+    smallest such wrench. The force on the link is −F."""
+    jac = jacobian(model, q, link)
+    tau_ext = np.asarray(tau_ext, dtype=float)
+    return -np.linalg.solve(jac @ jac.T + damping**2 * np.eye(6), jac @ tau_ext)
