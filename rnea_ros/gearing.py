@@ -32,7 +32,11 @@ __all__ = ["Gearing", "armature_model", "inverse_dynamics"]
 
 
 def _values(value: npt.ArrayLike, n: int, name: str) -> np.ndarray:
-    a = np.broadcast_to(np.asarray(value, dtype=float), (n,)).copy() if np.ndim(value) == 0 else np.asarray(value, dtype=float)
+    a = (
+        np.broadcast_to(np.asarray(value, dtype=float), (n,)).copy()
+        if np.ndim(value) == 0
+        else np.asarray(value, dtype=float)
+    )
     if a.shape != (n,) or not np.all(np.isfinite(a)) or np.any(a < 0):
         raise RneaError(f"gearing.{name} must be one value or {n} values, finite and >= 0, got {value!r}")
     a.flags.writeable = False
@@ -88,7 +92,9 @@ class Gearing:
 
 def _check(model: RobotModel, gearing: Gearing) -> None:
     if gearing.ratio.size != model.nv:
-        raise RneaError(f"gearing has {gearing.ratio.size} joints, the model {model.nv} ({', '.join(model.joint_names)})")
+        raise RneaError(
+            f"gearing has {gearing.ratio.size} joints, the model {model.nv} ({', '.join(model.joint_names)})"
+        )
 
 
 def armature_model(model: RobotModel, gearing: Gearing) -> RobotModel:

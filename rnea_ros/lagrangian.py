@@ -51,7 +51,9 @@ def _crm(v: np.ndarray) -> np.ndarray:
 Chain = list[tuple[int, np.ndarray]]  # (joint, Jacobian column) from the root
 
 
-def _system(model: RobotModel, q: np.ndarray, gearing: Gearing | None) -> tuple[list[np.ndarray], list[Chain]]:
+def _system(
+    model: RobotModel, q: np.ndarray, gearing: Gearing | None
+) -> tuple[list[np.ndarray], list[Chain]]:
     """Per rigid body its spatial inertia at the root origin (6×6) and its chain [(joint j,
     column s_j S_j), ...] from the root (a rotor's own column is the revolute screw about its axis,
     also for a prismatic joint)."""
@@ -88,7 +90,8 @@ def _system(model: RobotModel, q: np.ndarray, gearing: Gearing | None) -> tuple[
             z = screws[j, :3] if model.jtype[j] == k.REVOLUTE else screws[j, 3:]
             zz_ = np.outer(z, z)
             rotor = np.zeros((6, 6))
-            rotor[:3, :3] = gearing.rotor_inertia[j] * zz_ + gearing.rotor_transverse[j] * (np.eye(3) - zz_)
+            transverse = np.asarray(gearing.rotor_transverse)[j]
+            rotor[:3, :3] = gearing.rotor_inertia[j] * zz_ + transverse * (np.eye(3) - zz_)
             inertias.append(rotor)  # massless: the same at any reference point
             own = np.concatenate([z, np.cross(pos[j], z)])  # revolute about the joint axis
             chains.append([*_links(parent[j], parent, screws), (j, gearing.ratio[j] * own)])

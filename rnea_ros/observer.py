@@ -42,9 +42,15 @@ __all__ = ["MomentumObserver", "observe", "tip_wrench"]
 
 
 def _gain(gain: npt.ArrayLike, n: int) -> np.ndarray:
-    g = np.broadcast_to(np.asarray(gain, dtype=float), (n,)).copy() if np.ndim(gain) == 0 else np.asarray(gain, dtype=float)
+    g = (
+        np.broadcast_to(np.asarray(gain, dtype=float), (n,)).copy()
+        if np.ndim(gain) == 0
+        else np.asarray(gain, dtype=float)
+    )
     if g.shape != (n,) or not np.all(np.isfinite(g)) or np.any(g <= 0):
-        raise RneaError(f"observer gain must be one value or {n} values, finite and > 0 (rad/s), got {gain!r}")
+        raise RneaError(
+            f"observer gain must be one value or {n} values, finite and > 0 (rad/s), got {gain!r}"
+        )
     return g
 
 
@@ -123,7 +129,10 @@ def observe(
     q, qd, tau = (np.atleast_2d(np.asarray(x, dtype=float)) for x in (q, qd, tau_measured))
     n = model.nv
     if not (q.shape == qd.shape == tau.shape == (t.size, n)):
-        raise RneaError(f"observe: t (N,), q, qd, tau_measured (N, {n}) expected, got {t.shape}, {q.shape}, {qd.shape}, {tau.shape}")
+        raise RneaError(
+            f"observe: t (N,), q, qd, tau_measured (N, {n}) expected, "
+            f"got {t.shape}, {q.shape}, {qd.shape}, {tau.shape}"
+        )
     if t.size > 1 and not np.all(np.diff(t) > 0):
         raise RneaError("observe: times must increase strictly")
     gain = _gain(gain, n)

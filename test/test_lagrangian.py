@@ -126,7 +126,8 @@ def two_link(m1: float, m2: float, l1: float, l2: float) -> RobotModel:
         for i, (mass, length) in enumerate([(m1, l1), (m2, l2)], start=1)
     )
     joints = (
-        '<joint name="j1" type="continuous"><parent link="base"/><child link="l1"/><axis xyz="0 0 1"/></joint>'
+        '<joint name="j1" type="continuous"><parent link="base"/><child link="l1"/>'
+        '<axis xyz="0 0 1"/></joint>'
         f'<joint name="j2" type="continuous"><parent link="l1"/><child link="l2"/><origin xyz="{l1} 0 0"/>'
         '<axis xyz="0 0 1"/></joint>'
     )
@@ -151,7 +152,10 @@ def test_seed_2r_closed_form() -> None:
         h = m2 * l1 * l2 * s2
         c = np.array([-h * (2 * qd[0] * qd[1] + qd[1] ** 2), h * qd[0] ** 2])
         g = np.array(
-            [(m1 + m2) * l1 * grav * np.cos(q[0]) + m2 * l2 * grav * np.cos(q.sum()), m2 * l2 * grav * np.cos(q.sum())]
+            [
+                (m1 + m2) * l1 * grav * np.cos(q[0]) + m2 * l2 * grav * np.cos(q.sum()),
+                m2 * l2 * grav * np.cos(q.sum()),
+            ]
         )
         gamma = np.zeros((2, 2, 2))
         gamma[0, 0, 1] = gamma[0, 1, 0] = gamma[0, 1, 1] = -h
@@ -185,7 +189,10 @@ class GearedPin(Pin):
             zz = np.outer(axis, axis)
             inertia = gearing.rotor_inertia[j] * zz + gearing.rotor_transverse[j] * (np.eye(3) - zz)
             rid = self.aug.addJoint(
-                self.pin.parents[jid], pin.JointModelRevoluteUnaligned(*axis), self.pin.jointPlacements[jid], f"rotor_{name}"
+                self.pin.parents[jid],
+                pin.JointModelRevoluteUnaligned(*axis),
+                self.pin.jointPlacements[jid],
+                f"rotor_{name}",
             )
             self.aug.appendBodyToJoint(rid, pin.Inertia(0.0, np.zeros(3), inertia), pin.SE3.Identity())
             rows.append((self.aug.joints[rid].idx_v, j, gearing.ratio[j]))
@@ -206,7 +213,11 @@ class GearedPin(Pin):
         return np.stack([self.tau(q, zero, e) - base for e in np.eye(zero.size)], axis=1)
 
 
-GEARED = ["ur_description/urdf/ur5_robot.urdf", "panda_description/urdf/panda.urdf", "z1_description/urdf/z1.urdf"]
+GEARED = [
+    "ur_description/urdf/ur5_robot.urdf",
+    "panda_description/urdf/panda.urdf",
+    "z1_description/urdf/z1.urdf",
+]
 
 
 def gearing_for(model: RobotModel, ratio: float, armature: float = 0.1) -> Gearing:
