@@ -161,6 +161,71 @@ def momentum_kernel(tree, q, qd, ws, scratch, p, ctqd):  # noqa: PLR0915 - one s
 MOMENTUM = Kernel(momentum_kernel, F, FA, FA, F, F, F, F)
 
 
+@njit
+def link_jacobian_kernel(tree, q, ws, point, rot, jac):
+    """jac (6·n, row-major 6×n) = the geometric Jacobian of a point (point = [body, x, y, z], the
+    point in the body frame; body >= 0), root axes, linear rows first; rot (9) = the body's
+    rotation in the root frame, row-major."""
+    n = len(tree) // k.TREE_STRIDE
+    body = int(point[0])
+    offset = point[1:4]
+    k.joint_transforms(tree, q, ws)
+    k.root_rotations(tree, ws)
+    pos = np.empty(3 * n)
+    for i in range(n):
+        lam = int(tree[i * k.TREE_STRIDE + k.PARENT])
+        w = i * k.WS_STRIDE + k.W_POS
+        if lam < 0:
+            for a in range(3):
+                pos[3 * i + a] = ws[w + a]
+        else:
+            u = lam * k.WS_STRIDE + k.W_ROT_ROOT
+            for a in range(3):
+                pos[3 * i + a] = (
+                    pos[3 * lam + a]
+                    + ws[u + 3 * a] * ws[w]
+                    + ws[u + 3 * a + 1] * ws[w + 1]
+                    + ws[u + 3 * a + 2] * ws[w + 2]
+                )
+    for a in range(6 * n):
+        jac[a] = 0.0
+    u = body * k.WS_STRIDE + k.W_ROT_ROOT
+    for a in range(9):
+        rot[a] = ws[u + a]
+    tx = pos[3 * body] + rot[0] * offset[0] + rot[1] * offset[1] + rot[2] * offset[2]
+    ty = pos[3 * body + 1] + rot[3] * offset[0] + rot[4] * offset[1] + rot[5] * offset[2]
+    tz = pos[3 * body + 2] + rot[6] * offset[0] + rot[7] * offset[1] + rot[8] * offset[2]
+    i = body
+    while i >= 0:
+        b = i * k.TREE_STRIDE
+        r = i * k.WS_STRIDE + k.W_ROT_ROOT
+        ex = tree[b + k.B_AXIS]
+        ey = tree[b + k.B_AXIS + 1]
+        ez = tree[b + k.B_AXIS + 2]
+        ax = ws[r] * ex + ws[r + 1] * ey + ws[r + 2] * ez
+        ay = ws[r + 3] * ex + ws[r + 4] * ey + ws[r + 5] * ez
+        az = ws[r + 6] * ex + ws[r + 7] * ey + ws[r + 8] * ez
+        if tree[b + k.JTYPE] == k.REVOLUTE:
+            dx = tx - pos[3 * i]
+            dy = ty - pos[3 * i + 1]
+            dz = tz - pos[3 * i + 2]
+            jac[i] = ay * dz - az * dy
+            jac[n + i] = az * dx - ax * dz
+            jac[2 * n + i] = ax * dy - ay * dx
+            jac[3 * n + i] = ax
+            jac[4 * n + i] = ay
+            jac[5 * n + i] = az
+        else:
+            jac[i] = ax
+            jac[n + i] = ay
+            jac[2 * n + i] = az
+        i = int(tree[b + k.PARENT])
+    return k.OK
+
+
+LINK_JACOBIAN = Kernel(link_jacobian_kernel, F, FA, F, F, F, F)
+
+
 def momentum_terms(
     model: RobotModel,
     q: npt.ArrayLike,

@@ -36,9 +36,9 @@ from .dynamics import gravity_torques, jacobian
 from .errors import RneaError
 from .friction import Friction, friction_torques
 from .model import GRAVITY, RobotModel
-from .momentum import S_STRIDE, momentum_terms
+from .momentum import LINK_JACOBIAN, S_STRIDE, momentum_terms
 
-__all__ = ["MomentumObserver", "observe", "tip_wrench"]
+__all__ = ["MomentumObserver", "TipWrench", "observe", "tip_wrench"]
 
 
 def _gain(gain: npt.ArrayLike, n: int) -> np.ndarray:
@@ -156,6 +156,30 @@ def observe(
     for i in range(1, t.size):
         r[i] = a[i - 1] * r[i - 1] + (1.0 - a[i - 1]) * rate[i - 1]
     return r
+
+
+class TipWrench:
+    """`tip_wrench` for one link, compiled Jacobian and preallocated: for a control cycle.
+    `__call__(q, tau_ext)` → (F root axes (6,), the link's rotation in the root frame (3, 3))."""
+
+    def __init__(self, model: RobotModel, link: str, damping: float = 1e-3) -> None:
+        frame = model.link_frame(link)
+        self.model, self.link, self.damping = model, link, float(damping)
+        self._point = np.array([max(frame.body, 0), *frame.translation], dtype=float)
+        self._fixed = frame.body < 0
+        self._frame_rotation = frame.rotation
+        self._data = model.create_data()
+        self._rot = np.empty(9)
+        self._jac = np.empty(6 * model.nv)
+
+    def __call__(self, q: np.ndarray, tau_ext: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        if self._fixed:  # a link fixed to the root: no joint moves it, no wrench can be seen
+            return np.zeros(6), self._frame_rotation.copy()
+        tree = self.model.kernel_tree()
+        LINK_JACOBIAN.call(tree, np.asarray(q, dtype=float), self._data.ws, self._point, self._rot, self._jac)
+        jac = self._jac.reshape(6, -1)
+        wrench = -np.linalg.solve(jac @ jac.T + self.damping**2 * np.eye(6), jac @ tau_ext)
+        return wrench, self._rot.reshape(3, 3) @ self._frame_rotation
 
 
 def tip_wrench(

@@ -15,10 +15,11 @@ from rnea_ros import (
     friction_torques,
     gravity_torques,
     jacobian,
+    link_pose,
     mass_matrix,
 )
 from rnea_ros.errors import RneaError
-from rnea_ros.observer import MomentumObserver, observe, tip_wrench
+from rnea_ros.observer import MomentumObserver, TipWrench, observe, tip_wrench
 from rnea_ros.robots import example_urdf_path
 
 pytestmark = pytest.mark.unit
@@ -195,6 +196,9 @@ def test_tip_wrench_from_the_residual(name: str) -> None:
     assert np.max(np.abs(exact - wrench)) < 1e-6 * np.max(np.abs(wrench))
     est = tip_wrench(model, q[-1], r[-1], link, damping=1e-6)  # slow motion: the lag is small
     assert np.max(np.abs(est - wrench)) < 1e-2 * np.max(np.abs(wrench))
+    compiled, rot = TipWrench(model, link, damping=1e-6)(q[-1], r[-1])  # the node's form
+    assert np.allclose(compiled, est, rtol=0, atol=1e-9 * np.max(np.abs(est)))
+    assert np.allclose(rot, link_pose(model, q[-1], link)[0], rtol=0, atol=1e-12)
     # below rank 6 (the first three joints' link), the smallest wrench explaining the residual
     link3 = next(name for name in model.link_names if model.link_frame(name).body == 2)
     jac3 = jacobian(model, q[-1], link3)

@@ -28,10 +28,10 @@ from rclpy.qos import DurabilityPolicy, QoSProfile
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Bool, Header
 
-from ..dynamics import link_pose
 from ..errors import ParameterError
 from ..model import RobotModel
-from ..observer import MomentumObserver, tip_wrench
+from ..momentum import LINK_JACOBIAN, MOMENTUM
+from ..observer import MomentumObserver, TipWrench
 from .common import ThrottledLog
 from .runtime import Runtime, friction_of
 
@@ -73,13 +73,19 @@ def check(params: dict, model: RobotModel | None, n_outputs: int | None) -> None
 class ContactMonitor:
     """The node's contact outputs; `cycle` once per command, `status` for diagnostics."""
 
-    def __init__(self, node: Node) -> None:
+    def __init__(self, node: Node, enabled: bool) -> None:
+        """`enabled` at start-up: compile (or load) the observer's kernels now, not in a cycle
+        (enabled later, the first cycle does it once)."""
+        if enabled:
+            for kernel in (MOMENTUM, LINK_JACOBIAN):
+                kernel.compile()
         self._node = node
         self._log = ThrottledLog(node)
         self._pubs: tuple | None = None  # created when first enabled
         self._observer: MomentumObserver | None = None
         self._model: RobotModel | None = None
         self._params: dict | None = None
+        self._tip: TipWrench | None = None
         self._last_ns = 0
         self.collision = False
         self.collisions = 0
@@ -180,8 +186,11 @@ class ContactMonitor:
             self.problem = str(exc)
             link = None
         if link is not None:
-            f = tip_wrench(runtime.model, q, r, link, damping=params["observer.wrench_damping"])
-            rot, _ = link_pose(runtime.model, q, link)
+            tip = self._tip
+            damping = params["observer.wrench_damping"]
+            if tip is None or tip.model is not runtime.model or tip.link != link or tip.damping != damping:
+                tip = self._tip = TipWrench(runtime.model, link, damping)
+            f, rot = tip(q, r)
             msg = WrenchStamped()
             msg.header.stamp = header.stamp
             msg.header.frame_id = link

@@ -91,7 +91,7 @@ class InverseDynamicsNode(Node):
         self._wrench_override: tuple[str, np.ndarray] | None = None
         self._log = ThrottledLog(self)
         self.stats = CycleStats()
-        self._contact = contact.ContactMonitor(self)
+        self._contact = contact.ContactMonitor(self, self._params["observer.enabled"])
 
         self._effort_pub = self.create_publisher(Float64MultiArray, "~/effort_commands", 10)
         self._command = Float64MultiArray()
