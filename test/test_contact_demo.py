@@ -17,7 +17,8 @@ pytestmark = pytest.mark.system
 
 def test_contact_demo_meets_its_targets_and_beats_the_naive_estimator_with_encoders(tmp_path: Path) -> None:
     out_json = tmp_path / "contact.json"
-    code = main(["--contact", "--minutes", "0.25", "--out", str(tmp_path), "--json", str(out_json)])
+    args = ["--contact", "--minutes", "0.25", "--out", str(tmp_path), "--json", str(out_json)]
+    code = main([*args, "--mismatch-record", "15", "--mismatch-free", "3"])
     out = json.loads(out_json.read_text())
     assert code == 0, out
     for key, target in TARGETS.items():
@@ -30,3 +31,7 @@ def test_contact_demo_meets_its_targets_and_beats_the_naive_estimator_with_encod
     # with exact data the naive one is quicker (no first-order lag): 1-2 samples vs ~ln 2 / K_O
     assert out["step_delay_naive"] <= 0.002 < out["step_delay_observer"] <= 0.010
     assert (tmp_path / "contact_demo.png").stat().st_size > 10_000
+    # on the mismatched plant the URDF model leaves a residual of N m, the identified one far less
+    m = out["mismatch"]
+    assert min(m["rms_urdf"]) > 0.5
+    assert all(i < 0.5 * u for i, u in zip(m["rms_identified"], m["rms_urdf"], strict=True))
