@@ -389,7 +389,12 @@ def mismatch_table(m: dict) -> str:
         )
     width = [max(len(r[i]) for r in rows) for i in range(5)]
     lines = ["  ".join(c.ljust(w) for c, w in zip(r, width, strict=True)) for r in rows]
-    return f"mismatched plant, {m['free_seconds']:g} s contact-free (N m):\n" + "\n".join(lines)
+    delays = (
+        f"collision pulse flagged after {m['detection_delay_urdf'] * 1e3:.0f} ms (URDF model) / "
+        f"{m['detection_delay_identified'] * 1e3:.0f} ms (identified), thresholds "
+        f"{THRESHOLD_MARGIN:g} x each model's contact-free peak"
+    )
+    return f"mismatched plant, {m['free_seconds']:g} s contact-free (N m):\n" + "\n".join([*lines, delays])
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -11,6 +11,7 @@ fingers are held by the simulator and locked in the models (tip_link panda_hand)
 
 from __future__ import annotations
 
+import mujoco
 import numpy as np
 
 from ..feedforward import EffortLaw, Efforts, compute_efforts
@@ -19,7 +20,7 @@ from ..identification import identify, prepare
 from ..model import RobotModel
 from ..observer import observe
 from ..robots import example_urdf_path
-from .contact_demo import fast_motion
+from .contact_demo import PULSE, THRESHOLD_MARGIN, Disturbance, fast_motion, first_flag
 from .mujoco_arm import MujocoArm
 from .plant import make_plant
 from .scenario import MODEL_TERMS, home_of
@@ -29,8 +30,17 @@ KP = [2000.0, 2000.0, 2000.0, 2000.0, 500.0, 500.0, 200.0]  # the mismatch demo'
 KD = [100.0, 100.0, 60.0, 60.0, 15.0, 15.0, 6.0]
 
 
-def run_on_plant(plant_urdf: str, armature: np.ndarray, model: RobotModel, duration: float, seed: int):
-    """(t, q, qd, effort) of the chain, tracking a fast multi-sine with `model`'s law."""
+def run_on_plant(
+    plant_urdf: str,
+    armature: np.ndarray,
+    model: RobotModel,
+    duration: float,
+    seed: int,
+    disturbance: Disturbance | None = None,
+    link: str = "",
+):
+    """(t, q, qd, effort) of the chain, tracking a fast multi-sine with `model`'s law;
+    `disturbance(t)` (force, torque; world axes) on `link` through xfrc_applied."""
     full = RobotModel.from_urdf(plant_urdf)
     home = home_of(full)
     fingers = tuple(j for j in full.joint_names if j not in model.joint_names)
@@ -53,7 +63,10 @@ def run_on_plant(plant_urdf: str, armature: np.ndarray, model: RobotModel, durat
     q[0], qd[0] = arm.q[idx], arm.qd[idx]
     command = np.zeros(arm.nv)
     driven = np.ones(n, dtype=bool)
+    body = mujoco.mj_name2id(arm.model, mujoco.mjtObj.mjOBJ_BODY, link) if link else -1
     for k in range(steps):
+        if disturbance is not None:
+            arm.data.xfrc_applied[body] = disturbance(arm.time)
         compute_efforts(efforts, arm.q[idx], arm.qd[idx], (sq[k], sqd[k], sqdd[k]), driven=driven, t=arm.time)
         command[idx] = efforts.total
         arm.step(command)
@@ -77,7 +90,24 @@ def mismatch_residuals(record: float = 40.0, free: float = 60.0, seed: int = 0, 
     keep = t > 0.05
     r_urdf = observe(model, t, q, qd, effort, gain, friction=Friction.from_model(model))
     r_ident = observe(identified, t, q, qd, effort, gain, friction=friction)
+    peaks = {"urdf": np.abs(r_urdf[keep]).max(axis=0), "identified": np.abs(r_ident[keep]).max(axis=0)}
+    # the collision of the demo, with thresholds THRESHOLD_MARGIN × each model's contact-free peak
+    onset, push = 2.0, np.array([0.0, 60.0, -40.0, 0.0, 0.0, 0.0])
+
+    def pulse(t: float) -> np.ndarray:
+        return push * np.sin(np.pi * (t - onset) / PULSE) if onset <= t < onset + PULSE else np.zeros(6)
+
+    t, q, qd, effort = run_on_plant(plant.urdf, armature, model, 2.5, seed + 300, pulse, "panda_link4")
+    delays = {}
+    for name, (m, f) in {
+        "urdf": (model, Friction.from_model(model)),
+        "identified": (identified, friction),
+    }.items():
+        r = observe(m, t, q, qd, effort, gain, friction=f)
+        delays[name] = first_flag(r, THRESHOLD_MARGIN * peaks[name], t, onset) - onset
     return {
+        "detection_delay_urdf": delays["urdf"],
+        "detection_delay_identified": delays["identified"],
         "free_seconds": free,
         "peak_urdf": np.abs(r_urdf[keep]).max(axis=0).tolist(),
         "peak_identified": np.abs(r_ident[keep]).max(axis=0).tolist(),
