@@ -170,13 +170,15 @@ class TipWrench:
         self._frame_rotation = frame.rotation
         self._data = model.create_data()
         self._rot = np.empty(9)
+        self._pos = np.empty(3 * model.nv)
         self._jac = np.empty(6 * model.nv)
 
     def __call__(self, q: np.ndarray, tau_ext: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         if self._fixed:  # a link fixed to the root: no joint moves it, no wrench can be seen
             return np.zeros(6), self._frame_rotation.copy()
         tree = self.model.kernel_tree()
-        LINK_JACOBIAN.call(tree, np.asarray(q, dtype=float), self._data.ws, self._point, self._rot, self._jac)
+        q = np.asarray(q, dtype=float)
+        LINK_JACOBIAN.call(tree, q, self._data.ws, self._point, self._pos, self._rot, self._jac)
         jac = self._jac.reshape(6, -1)
         wrench = -np.linalg.solve(jac @ jac.T + self.damping**2 * np.eye(6), jac @ tau_ext)
         return wrench, self._rot.reshape(3, 3) @ self._frame_rotation
