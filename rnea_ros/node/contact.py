@@ -212,6 +212,8 @@ class ContactMonitor:
             level, message = DiagnosticStatus.ERROR, "collision"
         elif self.problem:
             level, message = DiagnosticStatus.WARN, self.problem
+        elif self.cycles == 0:
+            level, message = DiagnosticStatus.WARN, "no estimate yet: waiting for joint_states with efforts"
         else:
             level, message = DiagnosticStatus.OK, "estimating external torques"
         values = {
