@@ -1061,3 +1061,54 @@ def link_jacobian_kernel(tree, q, ws, point, pos, rot, jac):
             jac[2 * n + i] = az
         i = int(tree[b + PARENT])
     return OK
+
+
+# Observer step record (`options` of observer_step_kernel)
+OB_DT = 0  # s since the previous sample
+OB_FIRST = 1  # 1: this sample only initialises
+OB_GRAVITY = 2  # 1: the measured effort includes the gravity torque
+OB_FRICTION = 3  # 1: subtract the friction of `friction`
+OB_SMOOTHING = 4  # v_ε of the friction's tanh
+OB_SIZE = 5
+
+
+@njit
+def observer_step_kernel(
+    tree, gravity, q, qd, tau, ws, scratch, friction, gain, p_prev, known_prev, r, options
+):
+    """One step of the momentum observer (rnea_ros.observer): updates p_prev, known_prev (the
+    integrand τ_m + Cᵀ q̇ − g) and r in place. friction (4 n): viscous, Coulomb, static, Stribeck
+    velocity per joint; scratch (S_STRIDE n + 2 n). A status."""
+    n = len(tree) // TREE_STRIDE
+    s = n * S_STRIDE
+    if momentum_kernel(tree, q, qd, ws, scratch, scratch[s : s + n], scratch[s + n : s + 2 * n]) != OK:
+        return NOT_FINITE
+    g = scratch[:n]  # the momentum pass's scratch is free again
+    if gravity_kernel(tree, q, gravity, ws, g) != OK:
+        return NOT_FINITE
+    dt = options[OB_DT]
+    first = options[OB_FIRST] != 0.0
+    with_gravity = options[OB_GRAVITY] != 0.0
+    with_friction = options[OB_FRICTION] != 0.0
+    v_eps = options[OB_SMOOTHING]
+    for i in range(n):
+        known = scratch[s + n + i] + tau[i]
+        if with_gravity:
+            known -= g[i]
+        if with_friction:
+            v = qd[i]
+            fc = friction[n + i]
+            level = fc + (friction[2 * n + i] - fc) * math.exp(-((v / friction[3 * n + i]) ** 2))
+            known -= friction[i] * v + level * math.tanh(v / v_eps)
+        p = scratch[s + i]
+        if first:
+            r[i] = 0.0
+        else:
+            dy = p - p_prev[i] - 0.5 * dt * (known + known_prev[i])
+            a = math.exp(-gain[i] * dt)
+            r[i] = a * r[i] + (1.0 - a) * (dy / dt)
+        p_prev[i] = p
+        known_prev[i] = known
+        if not math.isfinite(r[i]):
+            return NOT_FINITE
+    return OK

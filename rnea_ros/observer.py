@@ -32,11 +32,12 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
+from . import kernels as k
 from .dynamics import gravity_torques, jacobian
 from .errors import RneaError
 from .friction import Friction, friction_torques
 from .model import GRAVITY, RobotModel
-from .momentum import LINK_JACOBIAN, S_STRIDE, momentum_terms
+from .momentum import LINK_JACOBIAN, OBSERVER_STEP, S_STRIDE, momentum_terms
 
 __all__ = ["MomentumObserver", "TipWrench", "observe", "tip_wrench"]
 
@@ -57,7 +58,8 @@ def _gain(gain: npt.ArrayLike, n: int) -> np.ndarray:
 class MomentumObserver:
     """Streaming momentum observer: `update(t, q, qd, tau_measured)` once per sample returns the
     estimate r of τ_ext (n,), see the module docstring. The first sample only initialises (r = 0);
-    a sample whose time does not advance is ignored (the last r is returned)."""
+    a sample whose time does not advance is ignored (the last r is returned). One compiled step
+    per sample (`kernels.observer_step_kernel`): momentum, gravity, friction and the lag."""
 
     def __init__(
         self,
@@ -68,47 +70,87 @@ class MomentumObserver:
         effort_includes_gravity: bool = True,
         gravity: npt.ArrayLike = GRAVITY,
     ) -> None:
+        n = model.nv
         self.model = model
-        self.gain = _gain(gain, model.nv)
-        self.friction = friction
-        self.effort_includes_gravity = effort_includes_gravity
-        self.gravity = np.asarray(gravity, dtype=float)
+        self._tree = model.kernel_tree()
         self._data = model.create_data()
-        self._scratch = np.empty(model.nv * S_STRIDE)
+        self._scratch = np.empty(n * S_STRIDE + 2 * n)
+        self._options = np.zeros(k.OB_SIZE)
+        self._friction = np.zeros(4 * n)
+        self.set_gain(gain)
+        self.configure(friction, effort_includes_gravity, gravity)
+        self.residual = np.zeros(n)
+        self._p = np.zeros(n)
+        self._known = np.zeros(n)
         self.reset()
 
     def reset(self) -> None:
         """Forget the history: the next sample initialises, r = 0."""
-        n = self.model.nv
-        self.residual = np.zeros(n)
+        self.residual[:] = 0.0
         self._t: float | None = None
-        self._p = np.zeros(n)
-        self._known = np.zeros(n)
 
     def set_gain(self, gain: npt.ArrayLike) -> None:
         """New K_O (one value or per joint), effective from the next sample; keeps the state."""
         self.gain = _gain(gain, self.model.nv)
 
+    def configure(
+        self, friction: Friction | None, effort_includes_gravity: bool, gravity: npt.ArrayLike = GRAVITY
+    ) -> None:
+        """Friction subtracted from the measured effort (None: none), whether that effort includes
+        the gravity torque, and gravity (root frame, m/s²); keeps the state."""
+        n = self.model.nv
+        self.friction = friction
+        self.effort_includes_gravity = bool(effort_includes_gravity)
+        g = np.array(gravity, dtype=float).reshape(-1)
+        if g.shape != (3,) or not np.all(np.isfinite(g)):
+            raise RneaError(f"gravity must be 3 finite values, got {gravity!r}")
+        self.gravity = g
+        opts = self._options
+        opts[k.OB_GRAVITY] = 1.0 if self.effort_includes_gravity else 0.0
+        opts[k.OB_FRICTION] = 0.0 if friction is None else 1.0
+        if friction is not None:
+            if friction.viscous.size != n:
+                raise RneaError(f"friction has {friction.viscous.size} joints, the model {n}")
+            static = friction.coulomb if friction.static is None else friction.static
+            stribeck = np.broadcast_to(np.asarray(friction.stribeck_velocity, dtype=float), (n,))
+            self._friction[:] = np.concatenate([friction.viscous, friction.coulomb, static, stribeck])
+            opts[k.OB_SMOOTHING] = friction.smoothing_velocity
+
     def update(self, t: float, q: np.ndarray, qd: np.ndarray, tau_measured: np.ndarray) -> np.ndarray:
-        """r at time t (s) from the state and measured effort (model order); returns self.residual."""
-        p, ctqd = momentum_terms(self.model, q, qd, data=self._data, scratch=self._scratch)
-        g = gravity_torques(self.model, q, gravity=self.gravity, data=self._data)
-        known = ctqd - g + np.asarray(tau_measured, dtype=float)
-        if not self.effort_includes_gravity:
-            known += g
-        if self.friction is not None:
-            known -= friction_torques(self.friction, qd)
+        """r at time t (s) from the state and measured effort (model order); returns
+        self.residual (updated in place by the next call: copy it to keep it)."""
+        opts = self._options
+        t = float(t)
         if self._t is None:
-            self._t, self._p, self._known = float(t), p, known
-            return self.residual
-        dt = float(t) - self._t
-        if not dt > 0.0:
-            return self.residual
-        dy = p - self._p - 0.5 * dt * (known + self._known)
-        a = np.exp(-self.gain * dt)
-        self.residual = a * self.residual + (1.0 - a) * (dy / dt)
-        self._t, self._p, self._known = float(t), p, known
+            opts[k.OB_FIRST], opts[k.OB_DT] = 1.0, 0.0
+        else:
+            dt = t - self._t
+            if not dt > 0.0:
+                return self.residual
+            opts[k.OB_FIRST], opts[k.OB_DT] = 0.0, dt
+        q, qd, tau = (
+            _vector(x, name, self.model.nv) for x, name in ((q, "q"), (qd, "qd"), (tau_measured, "tau"))
+        )
+        status = OBSERVER_STEP.call(
+            self._tree, self.gravity, q, qd, tau, self._data.ws, self._scratch, self._friction,
+            self.gain, self._p, self._known, self.residual, opts,
+        )  # fmt: skip
+        if status != k.OK:
+            self.reset()
+            raise RneaError(
+                "observer: q, qd or tau_measured is NaN or Inf, or the result overflowed (restarted)"
+            )
+        self._t = t
         return self.residual
+
+
+def _vector(x: npt.ArrayLike, name: str, n: int) -> np.ndarray:
+    if type(x) is np.ndarray and x.dtype == np.float64 and x.shape == (n,):
+        return x
+    a = np.asarray(x, dtype=float)
+    if a.shape != (n,):
+        raise RneaError(f"{name} must have {n} values, got shape {a.shape}")
+    return a
 
 
 def observe(

@@ -30,7 +30,7 @@ from std_msgs.msg import Bool, Header
 
 from ..errors import ParameterError
 from ..model import RobotModel
-from ..momentum import LINK_JACOBIAN, MOMENTUM
+from ..momentum import LINK_JACOBIAN, MOMENTUM, OBSERVER_STEP
 from ..observer import MomentumObserver, TipWrench
 from .common import ThrottledLog
 from .runtime import Runtime, friction_of
@@ -77,7 +77,7 @@ class ContactMonitor:
         """`enabled` at start-up: compile (or load) the observer's kernels now, not in a cycle
         (enabled later, the first cycle does it once)."""
         if enabled:
-            for kernel in (MOMENTUM, LINK_JACOBIAN):
+            for kernel in (MOMENTUM, LINK_JACOBIAN, OBSERVER_STEP):
                 kernel.compile()
         self._node = node
         self._log = ThrottledLog(node)
@@ -123,9 +123,8 @@ class ContactMonitor:
             self._set_flag(False)
         else:
             obs.set_gain(gain)
-            obs.effort_includes_gravity = params["observer.effort_includes_gravity"]
-            obs.friction = friction_of(model, params, runtime.output) if params["observer.friction"] else None
-            obs.gravity = np.asarray(params["gravity"], dtype=float)
+            friction = friction_of(model, params, runtime.output) if params["observer.friction"] else None
+            obs.configure(friction, params["observer.effort_includes_gravity"], params["gravity"])
         return obs
 
     def cycle(
