@@ -19,7 +19,7 @@ import numpy as np
 
 from rnea_ros import Friction, RobotModel, compile_kernels
 from rnea_ros.feedforward import EffortLaw, Efforts, compute_efforts
-from rnea_ros.momentum import LINK_JACOBIAN, MOMENTUM, OBSERVER_STEP
+from rnea_ros.momentum import DAMPED_WRENCH, LINK_JACOBIAN, MOMENTUM, OBSERVER_STEP
 from rnea_ros.observer import MomentumObserver, TipWrench, tip_wrench
 from rnea_ros.robots import example_urdf_path
 
@@ -43,6 +43,7 @@ def main() -> None:
     MOMENTUM.compile()
     LINK_JACOBIAN.compile()
     OBSERVER_STEP.compile()
+    DAMPED_WRENCH.compile()
     rng = np.random.default_rng(0)
     print(
         f"{'robot':8} {'effort law':>11} {'observer':>9} {'tip wrench':>11} {'numpy wrench':>13} (µs, median)"

@@ -1112,3 +1112,55 @@ def observer_step_kernel(
         if not math.isfinite(r[i]):
             return NOT_FINITE
     return OK
+
+
+@njit
+def damped_wrench_kernel(jac, tau_ext, damping, a, wrench):
+    """wrench (6) = −(J Jᵀ + λ² 1)⁻¹ J τ_ext for jac (6·n, row-major 6×n), λ = damping[0]
+    (Cholesky; `a`: 36 floats of scratch). NOT_FINITE when J Jᵀ + λ² 1 is numerically singular (a
+    rank-deficient Jacobian with λ² below 1e-12 of its largest diagonal entry)."""
+    n = len(tau_ext)
+    lam2 = damping[0] * damping[0]
+    for r in range(6):
+        for c in range(r, 6):
+            s = 0.0
+            for j in range(n):
+                s += jac[r * n + j] * jac[c * n + j]
+            a[6 * r + c] = s
+            a[6 * c + r] = s
+        a[7 * r] += lam2
+        b = 0.0
+        for j in range(n):
+            b += jac[r * n + j] * tau_ext[j]
+        wrench[r] = b
+    scale = 0.0
+    for r in range(6):
+        scale = max(scale, a[7 * r])
+    for j in range(6):  # a = L Lᵀ, L in the lower triangle
+        d = a[7 * j]
+        for m in range(j):
+            d -= a[6 * j + m] * a[6 * j + m]
+        if not d > 1e-12 * scale:  # rank-deficient (or not finite): the caller falls back
+            return NOT_FINITE
+        d = math.sqrt(d)
+        a[7 * j] = d
+        for i in range(j + 1, 6):
+            s = a[6 * i + j]
+            for m in range(j):
+                s -= a[6 * i + m] * a[6 * j + m]
+            a[6 * i + j] = s / d
+    for i in range(6):  # L y = b
+        s = wrench[i]
+        for m in range(i):
+            s -= a[6 * i + m] * wrench[m]
+        wrench[i] = s / a[7 * i]
+    for i in range(5, -1, -1):  # Lᵀ x = y
+        s = wrench[i]
+        for m in range(i + 1, 6):
+            s -= a[6 * m + i] * wrench[m]
+        wrench[i] = s / a[7 * i]
+    for i in range(6):
+        wrench[i] = -wrench[i]
+        if not math.isfinite(wrench[i]):
+            return NOT_FINITE
+    return OK

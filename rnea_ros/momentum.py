@@ -24,12 +24,13 @@ from .dynamics import _single
 from .errors import RneaError
 from .model import RobotModel
 
-__all__ = ["LINK_JACOBIAN", "MOMENTUM", "OBSERVER_STEP", "S_STRIDE", "momentum_terms"]
+__all__ = ["DAMPED_WRENCH", "LINK_JACOBIAN", "MOMENTUM", "OBSERVER_STEP", "S_STRIDE", "momentum_terms"]
 
 S_STRIDE = k.S_STRIDE
 
 MOMENTUM = Kernel(k.momentum_kernel, F, FA, FA, F, F, F, F)
 LINK_JACOBIAN = Kernel(k.link_jacobian_kernel, F, FA, F, F, F, F, F)
+DAMPED_WRENCH = Kernel(k.damped_wrench_kernel, F, FA, F, F, F)
 OBSERVER_STEP = Kernel(k.observer_step_kernel, F, F, FA, FA, FA, F, F, F, F, F, F, F, F)
 
 

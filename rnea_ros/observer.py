@@ -37,7 +37,7 @@ from .dynamics import gravity_torques, jacobian
 from .errors import RneaError
 from .friction import Friction, friction_torques
 from .model import GRAVITY, RobotModel
-from .momentum import LINK_JACOBIAN, OBSERVER_STEP, S_STRIDE, momentum_terms
+from .momentum import DAMPED_WRENCH, LINK_JACOBIAN, OBSERVER_STEP, S_STRIDE, momentum_terms
 
 __all__ = ["MomentumObserver", "TipWrench", "observe", "tip_wrench"]
 
@@ -214,15 +214,21 @@ class TipWrench:
         self._rot = np.empty(9)
         self._pos = np.empty(3 * model.nv)
         self._jac = np.empty(6 * model.nv)
+        self._tree = model.kernel_tree()
+        self._damping = np.array([self.damping])
+        self._a = np.empty(36)
 
     def __call__(self, q: np.ndarray, tau_ext: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         if self._fixed:  # a link fixed to the root: no joint moves it, no wrench can be seen
             return np.zeros(6), self._frame_rotation.copy()
-        tree = self.model.kernel_tree()
-        q = np.asarray(q, dtype=float)
-        LINK_JACOBIAN.call(tree, q, self._data.ws, self._point, self._pos, self._rot, self._jac)
-        jac = self._jac.reshape(6, -1)
-        wrench = -np.linalg.solve(jac @ jac.T + self.damping**2 * np.eye(6), jac @ tau_ext)
+        n = self.model.nv
+        q = _vector(q, "q", n)
+        tau_ext = _vector(tau_ext, "tau_ext", n)
+        LINK_JACOBIAN.call(self._tree, q, self._data.ws, self._point, self._pos, self._rot, self._jac)
+        wrench = np.empty(6)
+        if DAMPED_WRENCH.call(self._jac, tau_ext, self._damping, self._a, wrench) != k.OK:
+            jac = self._jac.reshape(6, -1)  # singular without damping: the smallest wrench
+            wrench = -np.linalg.lstsq(jac.T, tau_ext, rcond=None)[0]
         return wrench, self._rot.reshape(3, 3) @ self._frame_rotation
 
 
