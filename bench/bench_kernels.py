@@ -96,7 +96,7 @@ def _median_pair(ours: Callable[[], None], theirs: Callable[[], None], repeats: 
     a, b = [], []
     clock = time.perf_counter
     for r in range(repeats):
-        for side in (0, 1) if r % 2 == 0 else (1, 0):
+        for side in ((0, 1) if r % 2 == 0 else (1, 0)):
             fn, acc = (ours, a) if side == 0 else (theirs, b)
             t0 = clock()
             fn()

@@ -143,35 +143,19 @@ def run_cell(
     # Both start at once; the publisher sends when told, once the receiver is ready.
     receiver = subprocess.Popen(
         [sys.executable, ROLES, "receive", subject.answer, str(rx_out), *pin_rx, *wait],
-        stdout=subprocess.PIPE,
-        text=True,
-        env=env,
+        stdout=subprocess.PIPE, text=True, env=env,
     )
     publisher = subprocess.Popen(
-        [
-            sys.executable,
-            ROLES,
-            "publish",
-            subject.input,
-            str(rate),
-            str(count),
-            str(tx_out),
-            "--spin-us",
-            str(args.spin_us),
-            *pin_tx,
-        ],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-        env=env,
+        [sys.executable, ROLES, "publish", subject.input, str(rate), str(count), str(tx_out),
+         "--spin-us", str(args.spin_us), *pin_tx],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env,
     )
     try:
         for proc, word in ((receiver, "ready"), (publisher, "matched")):
             line = proc.stdout.readline()  # blocks until the topic has a peer
             if line.strip() != word:
-                raise RuntimeError(
-                    f"{subject.name}: the {'receiver' if proc is receiver else 'publisher'} did not start"
-                )
+                raise RuntimeError(f"{subject.name}: the {'receiver' if proc is receiver else 'publisher'} "
+                                   "did not start")
         cpu0 = cpu_seconds(subject.proc)
         load = os.getloadavg()[0]
         publisher.stdin.write("go\n")
@@ -278,10 +262,8 @@ def summarize(cells: list[dict], rates: list[float], names: list[str]) -> list[d
 
 
 def markdown(rows: list[dict]) -> str:
-    head = (
-        "| rate Hz | subject | delivered % | p50 ms | p99 ms | max ms | CPU µs/answer "
-        "| p50 / echo | p99 / echo | CPU / echo |"
-    )
+    head = ("| rate Hz | subject | delivered % | p50 ms | p99 ms | max ms | CPU µs/answer "
+            "| p50 / echo | p99 / echo | CPU / echo |")
     lines = [head, "| --: | --- | --: | --: | --: | --: | --: | --: | --: | --: |"]
     for r in rows:
         cells = [
@@ -325,33 +307,18 @@ def main() -> int:
     parser.add_argument("--duration", type=float, default=8.0, help="measured seconds per cell")
     parser.add_argument("--warmup", type=float, default=0.5, help="seconds sent first, not counted")
     parser.add_argument("--subjects", nargs="+", default=SUBJECTS, choices=SUBJECTS)
-    parser.add_argument(
-        "--node-cmd",
-        default=f"{shlex.quote(sys.executable)} -m rnea_ros.node.main",
-        help="command starting the node (--ros-args ... is appended)",
-    )
-    parser.add_argument(
-        "--node-answer",
-        default="/inverse_dynamics/joint_efforts",
-        help="the node's answer topic (JointState carrying the input header)",
-    )
+    parser.add_argument("--node-cmd", default=f"{shlex.quote(sys.executable)} -m rnea_ros.node.main",
+                        help="command starting the node (--ros-args ... is appended)")
+    parser.add_argument("--node-answer", default="/inverse_dynamics/joint_efforts",
+                        help="the node's answer topic (JointState carrying the input header)")
     parser.add_argument("--spin-us", type=float, default=20.0, help="publisher busy-wait before a send, µs")
     cpus = sorted(os.sched_getaffinity(0))
-    parser.add_argument(
-        "--pin",
-        type=int,
-        nargs=2,
-        metavar=("PUB_CPU", "RX_CPU"),
-        default=[cpus[0], cpus[-1]] if len(cpus) > 1 else None,
-        help="pin the publisher and the receiver to these CPUs (default: first, last)",
-    )
+    parser.add_argument("--pin", type=int, nargs=2, metavar=("PUB_CPU", "RX_CPU"),
+                        default=[cpus[0], cpus[-1]] if len(cpus) > 1 else None,
+                        help="pin the publisher and the receiver to these CPUs (default: first, last)")
     parser.add_argument("--no-pin", dest="pin", action="store_const", const=None, help="do not pin")
-    parser.add_argument(
-        "--sched",
-        choices=("auto", "fifo", "nice", "none"),
-        default="auto",
-        help="harness priority (auto: fifo if permitted, else nice, else none)",
-    )
+    parser.add_argument("--sched", choices=("auto", "fifo", "nice", "none"), default="auto",
+                        help="harness priority (auto: fifo if permitted, else nice, else none)")
     parser.add_argument("--json", metavar="PATH", help="also write every cell and the summary as JSON")
     args = parser.parse_args()
     if args.sched == "auto":
@@ -373,36 +340,29 @@ def main() -> int:
         print(f"subjects answering after {time.monotonic() - t_start:.1f} s", flush=True)
         for rate in args.rates:
             for rep in range(args.repeat):
-                order = subjects[rep % len(subjects) :] + subjects[: rep % len(subjects)]
+                order = subjects[rep % len(subjects):] + subjects[: rep % len(subjects)]
                 for s in order:
                     t_cell = time.monotonic()
                     cell = run_cell(s, rate, args.duration, args.warmup, args, tmp, env)
                     cell["rep"] = rep
                     cells.append(cell)
-                    print(
-                        f"{rate:.0f} Hz rep {rep} {s.name:<13} delivered {100 * cell['delivered']:6.2f} % "
-                        f"p50 {cell['p50']:.3f} p99 {cell['p99']:.3f} max {cell['max']:.2f} ms "
-                        f"cpu {cell['cpu_us']:.0f} µs/answer load {cell['load']:.1f} "
-                        f"({time.monotonic() - t_cell:.1f} s)",
-                        flush=True,
-                    )
+                    print(f"{rate:.0f} Hz rep {rep} {s.name:<13} delivered {100 * cell['delivered']:6.2f} % "
+                          f"p50 {cell['p50']:.3f} p99 {cell['p99']:.3f} max {cell['max']:.2f} ms "
+                          f"cpu {cell['cpu_us']:.0f} µs/answer load {cell['load']:.1f} "
+                          f"({time.monotonic() - t_cell:.1f} s)", flush=True)
     finally:
         for s in subjects:
             stop(s)
         shutil.rmtree(tmp, ignore_errors=True)
     rows = summarize(cells, args.rates, args.subjects)
     loads = [c["load"] for c in cells]
-    print(
-        f"\nlatency joint_states -> answer, Panda 7 joints, {args.duration:g} s per cell after "
-        f"{args.warmup:g} s warm-up, {args.repeat} repetitions, {os.cpu_count()} cores, "
-        f"load {min(loads):.1f}–{max(loads):.1f}, {time.monotonic() - t_start:.0f} s in all; "
-        "median (min–max) over repetitions, max over all\n"
-    )
+    print(f"\nlatency joint_states -> answer, Panda 7 joints, {args.duration:g} s per cell after "
+          f"{args.warmup:g} s warm-up, {args.repeat} repetitions, {os.cpu_count()} cores, "
+          f"load {min(loads):.1f}–{max(loads):.1f}, {time.monotonic() - t_start:.0f} s in all; "
+          "median (min–max) over repetitions, max over all\n")
     print(markdown(rows))
-    print(
-        f"\nharness (publisher and receiver: priority {args.sched}, "
-        f"CPUs {'not pinned' if args.pin is None else tuple(args.pin)}, busy-wait {args.spin_us:g} µs):"
-    )
+    print(f"\nharness (publisher and receiver: priority {args.sched}, "
+          f"CPUs {'not pinned' if args.pin is None else tuple(args.pin)}, busy-wait {args.spin_us:g} µs):")
     print("\n".join(harness(cells, args.rates)))
     if args.json:
         report = {"args": vars(args), "cells": cells, "summary": rows}
