@@ -30,7 +30,7 @@ from ..feedforward import TERMS, compute_efforts
 from ..model import RobotModel
 from ..task_space import tip_apparent_mass
 from ..trajectory import TrajectorySampler
-from . import parameters
+from . import contact, parameters
 from .common import (
     DESCRIPTION_QOS,
     JOINT_STATES_QOS,
@@ -43,7 +43,7 @@ from .common import (
     trajectory_points,
 )
 from .diagnostics import SCALED, CycleStats, diagnostic_status, feedback_scaled_text
-from .joint_states import JointStateCache, Layout, layout
+from .joint_states import JointStateCache, Layout, efforts_of, layout
 from .runtime import Runtime, build_runtime, per_joint_parameters_fit
 
 # How often the node looks for subscribers of ~/joint_efforts and ~/terms/* (s): counting them
@@ -94,6 +94,7 @@ class InverseDynamicsNode(Node):
         self._log = ThrottledLog(self)
         self._guard_trips_logged = 0
         self.stats = CycleStats()
+        self._contact = contact.ContactMonitor(self, self._params["observer.enabled"])
 
         self._effort_pub = self.create_publisher(Float64MultiArray, "~/effort_commands", 10)
         self._command = Float64MultiArray()
@@ -179,6 +180,7 @@ class InverseDynamicsNode(Node):
         runtime, override = self._runtime_for(base, params)
         if old is not None:
             per_joint_parameters_fit(params, old.runtime.output_names, runtime.output_names)
+        contact.check(params, runtime.model, len(runtime.output_names))
         return Loaded(base, runtime, JointStateCache(runtime.model, old.cache if old else None)), override
 
     def _install(self, built: tuple[Loaded, tuple | None], source: str) -> None:
@@ -216,6 +218,7 @@ class InverseDynamicsNode(Node):
             override = None if any(p.name == "ee_wrench" for p in params) else self._wrench_override
             previous = None if loaded is None else (loaded.runtime, self._params)
             runtime = None if loaded is None else build_runtime(loaded.base, new, override, previous)
+            contact.check(new, None if runtime is None else runtime.model, n)
         except ValueError as exc:
             self.get_logger().warn(f"parameters rejected: {exc}")
             return SetParametersResult(successful=False, reason=str(exc))
@@ -334,7 +337,7 @@ class InverseDynamicsNode(Node):
                 joint = msg.name[int(bad[0])]
                 self._drop("not_finite", f"joint_states {what} of '{joint}' is NaN or Inf: no command")
                 return False
-        loaded.cache.update(lay, position, velocity, stamp)
+        loaded.cache.update(lay, position, velocity, stamp, efforts_of(msg.effort, lay))
         if not lay.commanded:
             stats.ignored += 1  # another publisher's joints: kept for the next cycle
         return lay.commanded
@@ -386,6 +389,10 @@ class InverseDynamicsNode(Node):
             self._log.warn("clamped", text)
         if efforts.feedback_scale.min() < SCALED:
             self._log.warn("feedback_scaled", feedback_scaled_text(runtime))
+        if self._params["observer.enabled"]:  # after the command: the robot does not wait for it
+            cache = loaded.cache
+            fresh = cache.effort_stamp == cache.stamp
+            self._contact.cycle(runtime, self._params, q, qd, cache.effort, fresh, msg.header, stamp)
 
     def _fresh(self, stamp: int, now_ns: int, timeout: float) -> bool:
         """Whether a joint_states stamp is within the timeout of the node clock (else dropped)."""
@@ -461,6 +468,8 @@ class InverseDynamicsNode(Node):
                 self.stats,
             )
         ]
+        if self._params["observer.enabled"]:
+            msg.status.append(self._contact.status(self.get_fully_qualified_name()))
         self._diag_pub.publish(msg)
         self.stats.new_period()
 
