@@ -32,6 +32,7 @@ MOMENTUM = Kernel(k.momentum_kernel, F, FA, FA, F, F, F, F)
 LINK_JACOBIAN = Kernel(k.link_jacobian_kernel, F, FA, F, F, F, F, F)
 DAMPED_WRENCH = Kernel(k.damped_wrench_kernel, F, FA, F, F, F)
 OBSERVER_STEP = Kernel(k.observer_step_kernel, F, F, FA, FA, FA, F, F, F, F, F, F, F, F)
+OBSERVER_KERNELS = (MOMENTUM, LINK_JACOBIAN, OBSERVER_STEP, DAMPED_WRENCH)  # the node's contact cycle
 
 
 def momentum_terms(

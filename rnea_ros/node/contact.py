@@ -30,7 +30,7 @@ from std_msgs.msg import Bool, Header
 
 from ..errors import ParameterError
 from ..model import RobotModel
-from ..momentum import DAMPED_WRENCH, LINK_JACOBIAN, MOMENTUM, OBSERVER_STEP
+from ..momentum import OBSERVER_KERNELS
 from ..observer import MomentumObserver, TipWrench
 from .common import ThrottledLog
 from .runtime import Runtime, friction_of
@@ -77,7 +77,7 @@ class ContactMonitor:
         """`enabled` at start-up: compile (or load) the observer's kernels now, not in a cycle
         (enabled later, the first cycle does it once)."""
         if enabled:
-            for kernel in (MOMENTUM, LINK_JACOBIAN, OBSERVER_STEP, DAMPED_WRENCH):
+            for kernel in OBSERVER_KERNELS:
                 kernel.compile()
         self._node = node
         self._log = ThrottledLog(node)
