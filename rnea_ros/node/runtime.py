@@ -14,6 +14,7 @@ from ..friction import Friction
 from ..friction_compensation import CompensationRules
 from ..model import RobotModel
 from ..schema import Param, is_per_joint_value
+from .effort_units import EffortUnits, effort_units
 from .parameters import INVERSE_DYNAMICS
 
 
@@ -29,6 +30,7 @@ class Runtime:
     wrench_root: np.ndarray  # ee_wrench in root axes (when given in root axes)
     wrench_tip: np.ndarray | None  # ee_wrench in tip axes, rotated every cycle
     output_is_model_order: bool = False  # every model joint in model order: no reindexing
+    units: EffortUnits | None = None  # effort_unit of the output joints (None: all joint torque)
 
     def wrenches(self, q: np.ndarray) -> dict[str, np.ndarray] | None:
         """The end-effector wrench for rnea (root axes), or None when there is none."""
@@ -197,4 +199,5 @@ def build_runtime(
         same = all(old_params.get(n) == params[n] for n in friction_params)
         efforts.adopt(old.efforts, keep_guard=same)
     in_order = len(joints) == base.nv and bool(np.all(output == np.arange(base.nv)))
-    return Runtime(model, efforts, output, joints, wrench_link, wrench_root, wrench_tip, in_order)
+    units = effort_units(params, joints, output, base.nv)
+    return Runtime(model, efforts, output, joints, wrench_link, wrench_root, wrench_tip, in_order, units)
