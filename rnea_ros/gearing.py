@@ -107,7 +107,11 @@ def effort_unit_factors(
     per_joint = [np.broadcast_to(np.asarray(v, dtype=float), (n,)) for v in (ratio, torque_constant)]
     gearing = Gearing(per_joint[0], np.zeros(n), per_joint[1])
     ones = np.ones(n)
-    by_unit = {"joint_torque": ones, "motor_torque": gearing.motor_torque(ones), "current": gearing.current(ones)}
+    by_unit = {
+        "joint_torque": ones,
+        "motor_torque": gearing.motor_torque(ones),
+        "current": gearing.current(ones),
+    }
     return np.array([by_unit[u][i] for i, u in enumerate(units)])
 
 

@@ -141,7 +141,9 @@ def _check_per_joint(param: Param, size: int, n_joints: int | None) -> None:
         sizes.add(1)
     if not size or size not in sizes:
         allowed = " or ".join(str(s) for s in sorted(sizes))
-        raise ParameterError(param.name, f"must have {allowed} values (one per joint of 'joints'), got {size}")
+        raise ParameterError(
+            param.name, f"must have {allowed} values (one per joint of 'joints'), got {size}"
+        )
 
 
 def validate(

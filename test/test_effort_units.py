@@ -28,7 +28,11 @@ POSITIVE = st.floats(0.01, 500.0)
 
 @settings(max_examples=60, deadline=None)
 @given(
-    st.lists(st.tuples(st.sampled_from(EFFORT_UNITS), POSITIVE, POSITIVE, st.floats(-300, 300)), min_size=1, max_size=9)
+    st.lists(
+        st.tuples(st.sampled_from(EFFORT_UNITS), POSITIVE, POSITIVE, st.floats(-300, 300)),
+        min_size=1,
+        max_size=9,
+    )
 )
 def test_factors_are_gearings_conversions_both_ways(joints) -> None:
     units = [j[0] for j in joints]
@@ -46,7 +50,9 @@ def test_factors_are_gearings_conversions_both_ways(joints) -> None:
         in_unit = np.full(len(units), factor[i] * tau[i])
         assert in_unit[i] / factor[i] == pytest.approx(back[unit](in_unit)[i], rel=1e-12, abs=1e-300)
     # the closed forms of the gearing module's docstring
-    expected = np.select([np.array(units) == "motor_torque", np.array(units) == "current"], [1 / ratio, 1 / (ratio * kt)], 1.0)
+    expected = np.select(
+        [np.array(units) == "motor_torque", np.array(units) == "current"], [1 / ratio, 1 / (ratio * kt)], 1.0
+    )
     assert np.allclose(factor, expected, rtol=1e-12)
 
 
@@ -110,19 +116,31 @@ def test_all_joint_torque_has_no_conversion() -> None:
         ({"effort_unit": ["current"]}, "gearing.ratio: joint 'panda_joint1' has effort_unit 'current'"),
         (
             {"effort_unit": ["joint_torque"] * 3 + ["motor_torque"] + ["joint_torque"] * 3},
-            "gearing.ratio: joint 'panda_joint4' has effort_unit 'motor_torque', which needs gearing.ratio > 0",
+            "gearing.ratio: joint 'panda_joint4' has effort_unit 'motor_torque', which needs "
+            "gearing.ratio > 0",
         ),
         (
-            {"effort_unit": ["current"], "gearing.ratio": [100.0], "gearing.torque_constant": [0.1] * 4 + [0.0, 0.1, 0.1]},
+            {
+                "effort_unit": ["current"],
+                "gearing.ratio": [100.0],
+                "gearing.torque_constant": [0.1] * 4 + [0.0, 0.1, 0.1],
+            },
             "gearing.torque_constant: joint 'panda_joint5' has effort_unit 'current', which needs "
             r"gearing.torque_constant > 0 \(got 0\)",
         ),
         (
-            {"effort_unit": ["current"], "gearing.ratio": [1.0] * 6 + [0.0], "gearing.torque_constant": [0.1]},
+            {
+                "effort_unit": ["current"],
+                "gearing.ratio": [1.0] * 6 + [0.0],
+                "gearing.torque_constant": [0.1],
+            },
             "gearing.ratio: joint 'panda_joint7'",
         ),
         ({"effort_unit": ["current"] * 2}, "effort_unit: must have 1 or 7 values"),
-        ({"effort_unit": ["motor_torque"], "gearing.ratio": [1.0, 2.0]}, "gearing.ratio: must have 1 or 7 values"),
+        (
+            {"effort_unit": ["motor_torque"], "gearing.ratio": [1.0, 2.0]},
+            "gearing.ratio: must have 1 or 7 values",
+        ),
     ],
 )
 def test_missing_or_zero_gearing_is_refused_naming_the_joint(values: dict, words: str) -> None:

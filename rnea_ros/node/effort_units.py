@@ -51,10 +51,12 @@ class EffortUnits:
 
 def effort_units(params: dict, joints: list[str], output: np.ndarray, nv: int) -> EffortUnits | None:
     """The units of the output joints `joints` (model indices `output`, nv model joints) from
-    effort_unit and gearing.*, None when every joint is in joint torque; ParameterError naming the parameter and the joint when a unit
-    lacks its gear ratio or torque constant."""
+    effort_unit and gearing.*, None when every joint is in joint torque; ParameterError naming
+    the parameter and the joint when a unit lacks its gear ratio or torque constant."""
     units = _per_joint(params, "effort_unit", joints)
-    gearing = {name: _per_joint(params, name, joints) for name in ("gearing.ratio", "gearing.torque_constant")}
+    gearing = {
+        name: _per_joint(params, name, joints) for name in ("gearing.ratio", "gearing.torque_constant")
+    }
     for name, values in gearing.items():
         for joint, unit, value in zip(joints, units, values, strict=True):
             if unit in NEEDED_BY[name] and not value > 0:
@@ -62,7 +64,9 @@ def effort_units(params: dict, joints: list[str], output: np.ndarray, nv: int) -
                     name, f"joint '{joint}' has effort_unit '{unit}', which needs {name} > 0 (got {value:g})"
                 )
     try:
-        factor = effort_unit_factors(list(units), gearing["gearing.ratio"], gearing["gearing.torque_constant"])
+        factor = effort_unit_factors(
+            list(units), gearing["gearing.ratio"], gearing["gearing.torque_constant"]
+        )
     except ValueError as exc:
         raise ParameterError("effort_unit", str(exc)) from None
     if all(u == "joint_torque" for u in units):
