@@ -21,6 +21,7 @@ from rcl_interfaces.msg import SetParametersResult
 from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
 from rclpy.publisher import Publisher
+from rclpy.qos import QoSProfile
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64, Float64MultiArray, String
 from trajectory_msgs.msg import JointTrajectory
@@ -30,7 +31,7 @@ from ..feedforward import TERMS, compute_efforts
 from ..model import RobotModel
 from ..task_space import tip_apparent_mass
 from ..trajectory import TrajectorySampler
-from . import parameters
+from . import parameters, qos
 from .common import (
     DESCRIPTION_QOS,
     JOINT_STATES_QOS,
@@ -45,6 +46,8 @@ from .joint_states import JointStateCache, Layout, layout
 from .overrides import NONE, Overrides, message_link, payload_of, wrench_of
 from .runtime import Runtime, build_runtime, per_joint_parameters_fit
 
+# ~/effort_commands and ~/joint_trajectory: reliable, keep last 10 (qos_overrides.* may change it).
+COMMAND_QOS = QoSProfile(depth=10)
 # How often the node looks for subscribers of ~/joint_efforts and ~/terms/* (s): counting them
 # costs more than a cycle's dynamics, so it is kept out of the cycle.
 LISTENER_PERIOD = 0.1
@@ -93,17 +96,21 @@ class InverseDynamicsNode(Node):
         self._log = ThrottledLog(self)
         self.stats = CycleStats()
 
-        self._effort_pub = self.create_publisher(Float64MultiArray, "~/effort_commands", 10)
+        self._effort_pub = qos.publisher(self, Float64MultiArray, "~/effort_commands", COMMAND_QOS)
         self._command = Float64MultiArray()
         self._joint_efforts_pub = self.create_publisher(JointState, "~/joint_efforts", 10)
         self._term_pubs = {t: self.create_publisher(JointState, f"~/terms/{t}", 10) for t in TERMS}
         self._diag_pub = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
         guard = self._guard
-        self._joint_states_sub = self.create_subscription(
-            JointState, "joint_states", guard("joint_states", self._on_joint_states), JOINT_STATES_QOS
+        self._joint_states_sub = qos.subscription(
+            self, JointState, "joint_states", guard("joint_states", self._on_joint_states), JOINT_STATES_QOS
         )
-        self.create_subscription(
-            JointTrajectory, "~/joint_trajectory", guard("joint_trajectory", self._on_trajectory), 10
+        qos.subscription(
+            self,
+            JointTrajectory,
+            "~/joint_trajectory",
+            guard("joint_trajectory", self._on_trajectory),
+            COMMAND_QOS,
         )
         self.create_subscription(WrenchStamped, "~/ee_wrench", guard("ee_wrench", self._on_wrench), 10)
         self.create_subscription(InertiaStamped, "~/payload", guard("payload", self._on_payload), 10)
@@ -244,7 +251,9 @@ class InverseDynamicsNode(Node):
         f, t = msg.wrench.force, msg.wrench.torque
         axes = "root" if self._params["ee_wrench_frame"] == "root" else "link"
         try:
-            link = message_link(loaded.base, msg.header.frame_id, self._params["tip_link"] or None, "~/ee_wrench")
+            link = message_link(
+                loaded.base, msg.header.frame_id, self._params["tip_link"] or None, "~/ee_wrench"
+            )
             overrides = self._overrides.with_wrench(link, wrench_of((f.x, f.y, f.z, t.x, t.y, t.z), axes))
         except ValueError as exc:
             self._drop("bad_wrench", f"{exc}: rejected")
@@ -262,7 +271,9 @@ class InverseDynamicsNode(Node):
             if i.m == 0:  # an empty message: no link needed
                 payload = payload_of(loaded.base, msg.header.frame_id, 0.0, (0, 0, 0), (0,) * 6)
             else:
-                link = message_link(loaded.base, msg.header.frame_id, self._params["tip_link"] or None, "~/payload")
+                link = message_link(
+                    loaded.base, msg.header.frame_id, self._params["tip_link"] or None, "~/payload"
+                )
                 com, inertia = (i.com.x, i.com.y, i.com.z), (i.ixx, i.ixy, i.ixz, i.iyy, i.iyz, i.izz)
                 payload = payload_of(loaded.base, link, i.m, com, inertia)
         except ValueError as exc:

@@ -61,7 +61,9 @@ class Overrides:
         names = set(names)
         out = self
         if "ee_wrench" in names and tip in self.wrenches:
-            out = replace(out, wrenches=MappingProxyType({k: v for k, v in self.wrenches.items() if k != tip}))
+            out = replace(
+                out, wrenches=MappingProxyType({k: v for k, v in self.wrenches.items() if k != tip})
+            )
         if any(n.startswith("payload.") for n in names):
             out = replace(out, payload=None)
         return out
@@ -74,7 +76,9 @@ class Overrides:
         if payload is not None and payload.mass > 0 and payload.link not in base.link_frames:
             dropped.append(f"~/payload on '{payload.link}'")
             payload = None
-        return Overrides(MappingProxyType(wrenches), payload), [f"{d}: the new model has no such link" for d in dropped]
+        return Overrides(MappingProxyType(wrenches), payload), [
+            f"{d}: the new model has no such link" for d in dropped
+        ]
 
     @property
     def wrench_links(self) -> list[str]:
@@ -106,11 +110,13 @@ def message_link(base: RobotModel, frame_id: str, tip: str | None, topic: str) -
             f"(one of {_listed(valid)})"
         )
     if link not in base.link_frames:
-        raise RneaError(f"{topic}: link '{link}' is not part of the model (links that move: {_listed(valid)})")
+        raise RneaError(
+            f"{topic}: link '{link}' is not part of the model (links that move: {_listed(valid)})"
+        )
     if link not in valid:
         raise RneaError(
-            f"{topic}: link '{link}' is fixed to the root, so nothing there moves a joint (frame_id "
-            f"names the link that exerts the wrench or carries the payload; links that move: {_listed(valid)})"
+            f"{topic}: link '{link}' is fixed to the root, so nothing there moves a joint (frame_id names "
+            f"the link that exerts the wrench or carries the payload; links that move: {_listed(valid)})"
         )
     return link
 
