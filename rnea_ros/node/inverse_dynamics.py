@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 import numpy as np
-from diagnostic_msgs.msg import DiagnosticArray
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from geometry_msgs.msg import InertiaStamped, WrenchStamped
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.clock import Clock, ClockType
@@ -86,16 +86,25 @@ class Loaded:
 class InverseDynamicsNode(Node):
     """See the README's node section for topics and parameters."""
 
-    def __init__(self, **kwargs) -> None:
+    def __init__(self, managed: bool = False, **kwargs) -> None:
+        """managed: leave kernels, topics, timers and the model to `_start` (lifecycle.py calls it
+        on configure); otherwise the node starts at once."""
         super().__init__("inverse_dynamics", **kwargs)
         self._params = _checked(parameters.declare(self, parameters.INVERSE_DYNAMICS))
-        prepare_kernels(self)  # before any subscription: no cycle compiles
         self._loaded: Loaded | None = None
         self._pending: tuple[dict, Runtime | None, Overrides] | None = None
         self._overrides = NONE  # what ~/ee_wrench and ~/payload set (kept across model swaps)
         self._log = ThrottledLog(self)
         self.stats = CycleStats()
+        self.add_on_set_parameters_callback(self._on_set_parameters)
+        self.add_post_set_parameters_callback(self._guard("parameters", self._on_parameters_set))
+        if not managed:
+            self._start()
 
+    def _start(self) -> None:
+        """Kernels, publishers, subscriptions, timers and the model: what a running node has.
+        ParameterError when the robot_description parameter gives no model."""
+        prepare_kernels(self)  # before any subscription: no cycle compiles
         self._effort_pub = qos.publisher(self, Float64MultiArray, "~/effort_commands", COMMAND_QOS)
         self._command = Float64MultiArray()
         self._joint_efforts_pub = self.create_publisher(JointState, "~/joint_efforts", 10)
@@ -114,8 +123,6 @@ class InverseDynamicsNode(Node):
         )
         self.create_subscription(WrenchStamped, "~/ee_wrench", guard("ee_wrench", self._on_wrench), 10)
         self.create_subscription(InertiaStamped, "~/payload", guard("payload", self._on_payload), 10)
-        self.add_on_set_parameters_callback(self._on_set_parameters)
-        self.add_post_set_parameters_callback(guard("parameters", self._on_parameters_set))
         self.create_timer(self._params["diagnostics_period"], guard("diagnostics", self._publish_diagnostics))
         self._listened: list[tuple[str | None, Publisher]] = []  # (term or None for the total, publisher)
         self._find_listeners()
@@ -481,19 +488,20 @@ class InverseDynamicsNode(Node):
         now = self.get_clock().now()
         msg = DiagnosticArray()
         msg.header.stamp = now.to_msg()
-        loaded = self._loaded
-        msg.status = [
-            diagnostic_status(
-                self.get_fully_qualified_name(),
-                None if loaded is None else loaded.base,
-                None if loaded is None else loaded.runtime,
-                self._params["joint_states_timeout"],
-                now.nanoseconds,
-                self.stats,
-            )
-        ]
+        msg.status = [self._diagnostic_status(now.nanoseconds)]
         self._diag_pub.publish(msg)
         self.stats.new_period()
+
+    def _diagnostic_status(self, now_ns: int) -> DiagnosticStatus:
+        loaded = self._loaded
+        return diagnostic_status(
+            self.get_fully_qualified_name(),
+            None if loaded is None else loaded.base,
+            None if loaded is None else loaded.runtime,
+            self._params["joint_states_timeout"],
+            now_ns,
+            self.stats,
+        )
 
 
 def _checked(params: dict) -> dict:
