@@ -212,12 +212,12 @@ class InverseDynamicsNode(Node):
         """The runtime of a new model; message wrenches and payload that do not fit it are dropped."""
         overrides, dropped = self._overrides.fitting(base)
         for text in dropped:
-            self.get_logger().warn(f"{text}: dropped with the model change")
+            self.get_logger().warning(f"{text}: dropped with the model change")
         if overrides != NONE:
             try:
                 return build_runtime(base, params, overrides), overrides
             except ValueError as exc:
-                self.get_logger().warn(f"~/ee_wrench and ~/payload dropped with the model change: {exc}")
+                self.get_logger().warning(f"~/ee_wrench and ~/payload dropped with the model change: {exc}")
         return build_runtime(base, params, NONE), NONE
 
     # --- parameters -----------------------------------------------------------------------

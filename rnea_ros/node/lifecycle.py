@@ -42,7 +42,6 @@ class InverseDynamicsLifecycleNode(LifecycleNodeMixin, InverseDynamicsNode):
         LifecycleNodeMixin.__init__(self)
         self._lifecycle_state = "unconfigured"
         self._owned: list[tuple[str, Any]] = []  # (kind, entity) made by configure
-        self.hold_commands = 0  # hold commands published on deactivate
 
     # --- transitions -----------------------------------------------------------------------
 
@@ -70,7 +69,7 @@ class InverseDynamicsLifecycleNode(LifecycleNodeMixin, InverseDynamicsNode):
         loaded = self._loaded
         if loaded is not None and loaded.trajectory is not None:
             self._loaded = replace(loaded, trajectory=None)
-            self.get_logger().warn("the running trajectory is cancelled: the node was deactivated")
+            self.get_logger().warning("the running trajectory is cancelled: the node was deactivated")
         return TransitionCallbackReturn.SUCCESS
 
     def on_cleanup(self, state: LifecycleState) -> TransitionCallbackReturn:
@@ -113,7 +112,6 @@ class InverseDynamicsLifecycleNode(LifecycleNodeMixin, InverseDynamicsNode):
             return
         self._command.data = hold.tolist()
         self._effort_pub.publish(self._command)
-        self.hold_commands += 1
         self.get_logger().info("inactive: published one gravity-only hold command, then stopped commanding")
 
     def _entities(self) -> dict[str, set]:
