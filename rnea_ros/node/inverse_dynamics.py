@@ -41,7 +41,7 @@ from .common import (
     stamp_ns,
     trajectory_points,
 )
-from .diagnostics import CycleStats, diagnostic_status
+from .diagnostics import SCALED, CycleStats, diagnostic_status, feedback_scaled_text
 from .joint_states import JointStateCache, Layout, layout
 from .overrides import NONE, Overrides, message_link, payload_of, wrench_of
 from .runtime import Runtime, build_runtime, per_joint_parameters_fit
@@ -405,10 +405,14 @@ class InverseDynamicsNode(Node):
             else:  # never fall silent on a trajectory: drop it and compensate the measured state
                 self._loaded = loaded = replace(loaded, trajectory=None)
                 self._drop("bad_trajectory", "~/joint_trajectory cancelled: its desired state is not finite")
-        t = (stamp_ns(msg.header.stamp) or now_ns) * 1e-9  # friction: loop period, runaway guard
+        # the state's time: loop period (friction bound, runaway guard, feedback bound) and age
+        stamp = stamp_ns(msg.header.stamp) or now_ns
         try:  # non-finite desired state or result: ValueError naming it, no command
             wrenches = runtime.wrenches(q)
-            efforts = compute_efforts(runtime.efforts, q, qd, desired, wrenches, driven=driven, t=t)
+            efforts = compute_efforts(
+                runtime.efforts, q, qd, desired, wrenches, driven=driven, t=stamp * 1e-9,
+                delay=(now_ns - stamp) * 1e-9,
+            )  # fmt: skip
         except ValueError as exc:
             self._drop("not_finite", f"joint_states not used: {exc}")
             return
@@ -425,6 +429,11 @@ class InverseDynamicsNode(Node):
         mask = efforts.clamped if out is None else efforts.clamped[out]
         clamped = [names[k] for k in np.flatnonzero(mask)] if mask.any() else []
         self.stats.published(now_ns, time.perf_counter() - t0, clamped)
+        if clamped:
+            text = f"effort clamped to its limit x effort_limit_scale on {', '.join(clamped)}"
+            self._log.warn("clamped", text)
+        if efforts.feedback_scale.min() < SCALED:
+            self._log.warn("feedback_scaled", feedback_scaled_text(runtime))
 
     def _fresh(self, stamp: int, now_ns: int, timeout: float) -> bool:
         """Whether a joint_states stamp is within the timeout of the node clock (else dropped)."""

@@ -219,6 +219,7 @@ def build_runtime(
             params["friction.scale"], params["friction.feedforward_scale"], params["friction.deadband"]
         ),
         guard_window=params["friction.guard_window"],
+        max_phase_lag=params["feedback.max_phase_lag"],
     )
     wrench_root, wrench_local = link_wrenches(base, params, overrides)
     efforts = Efforts(model, friction, law)

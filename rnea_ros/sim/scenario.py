@@ -236,13 +236,17 @@ def parameters(config: Config) -> dict[str, dict]:
             "initial_positions": [float(config.home[n]) for n in names],
             "rate": RATE,
             "lockstep": config.lockstep,
+            # real time as on a robot: wall-clock stamps, no /clock for every node to take at 1 kHz
+            "wall_clock": not config.lockstep,
+            "publish_clock": config.lockstep,
+            "record": True,  # the supervisor reads the run from the simulator, not from DDS
             "answer_topic": f"{NODE}/joint_efforts",
-            "start_subscribers": 2,  # the node and the demo's recorder: the run is seen from rest
+            "start_subscribers": 1,  # the node
         },
         "inverse_dynamics": {
             "robot_description": config.urdf,
             "joints": list(config.joints),
-            "use_sim_time": True,
+            "use_sim_time": config.lockstep,
             "feedback.kp": [float(x) for x in config.kp],
             "feedback.kd": [float(x) for x in config.kd],
             **{f"compensate.{t}": True for t in MODEL_TERMS},
