@@ -95,6 +95,7 @@ class InverseDynamicsNode(Node):
         self._pending: tuple[dict, Runtime | None, Overrides] | None = None
         self._overrides = NONE  # what ~/ee_wrench and ~/payload set (kept across model swaps)
         self._log = ThrottledLog(self)
+        self._guard_trips_logged = 0
         self.stats = CycleStats()
         self.add_on_set_parameters_callback(self._on_set_parameters)
         self.add_post_set_parameters_callback(self._guard("parameters", self._on_parameters_set))
@@ -494,6 +495,7 @@ class InverseDynamicsNode(Node):
     # --- diagnostics -----------------------------------------------------------------------
 
     def _publish_diagnostics(self) -> None:
+        self._log_guard_trips()
         now = self.get_clock().now()
         msg = DiagnosticArray()
         msg.header.stamp = now.to_msg()
@@ -511,6 +513,23 @@ class InverseDynamicsNode(Node):
             now_ns,
             self.stats,
         )
+
+
+    def _log_guard_trips(self) -> None:
+        """A warning when the friction runaway guard faded a joint's friction term out since the
+        last diagnostics (the log, not only /diagnostics, says so)."""
+        loaded = self._loaded
+        if loaded is None:
+            return
+        runtime = loaded.runtime
+        guard = runtime.efforts.guard
+        if guard.trips > self._guard_trips_logged:
+            faded = [n for n, t in zip(runtime.output_names, guard.tripped[runtime.output], strict=True) if t]
+            self.get_logger().warn(
+                f"friction runaway guard: friction term faded out on {', '.join(faded) or 'no joint now'} "
+                f"({guard.trips} trips): it was driving the joint; check friction.* or the URDF's friction"
+            )
+        self._guard_trips_logged = guard.trips
 
 
 def _checked(params: dict) -> dict:

@@ -100,8 +100,29 @@ def argument_parser() -> argparse.ArgumentParser:
     parser.add_argument("--domain-id", type=int, default=20 + os.getpid() % 80, help="ROS_DOMAIN_ID")
     parser.add_argument("--timeout", type=float, default=600.0, help="wall-clock limit of the run, s")
     parser.add_argument("--json", help="also write the numbers to this JSON file")
+    parser.add_argument(
+        "--state-delay", type=float, default=0.0, help="real time: joint_states arrive this late, s"
+    )
+    parser.add_argument(
+        "--max-phase-lag", type=float, default=0.5, help="the node's feedback.max_phase_lag, rad (0: off)"
+    )
     parser.add_argument("--attach", action="store_true", help="supervise nodes started elsewhere")
     return parser
+
+
+def stopped_early(exc: RealTimeLost, json_path: str | None) -> None:
+    """What a run that lost real time did to the arm until it stopped: the largest tracking error
+    (or drift from the start pose before any trajectory), printed and in the JSON."""
+    from .report import largest_errors
+
+    worst, alone = (None, None) if exc.recording is None else largest_errors(exc.recording)
+    if worst is not None:
+        print(f"  until then the largest error, model compensated: {worst:.3f} deg", file=sys.stderr)
+    if alone is not None:
+        print(f"  and with PD alone (no model terms, by design) {alone:.3f} deg", file=sys.stderr)
+    if json_path:
+        numbers = {"stopped": str(exc), "max_error_deg": worst, "max_error_pd_alone_deg": alone}
+        Path(json_path).write_text(json.dumps(numbers, indent=1))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -139,6 +160,7 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except RealTimeLost as exc:
         print(f"demo stopped: {exc}", file=sys.stderr)
+        stopped_early(exc, args.json)
         return 3
     except (RuntimeError, TimeoutError) as exc:
         print(f"demo failed: {exc}", file=sys.stderr)

@@ -12,10 +12,14 @@ from typing import Any
 
 import numpy as np
 
+from .scenario import SETTLE
+
 
 class RealTimeLost(RuntimeError):
     """A real-time run stopped early: the machine did not keep real time (the message says how
-    far it was off)."""
+    far it was off); `recording` holds the run until then when it could be saved."""
+
+    recording: Recording | None = None
 
 
 @dataclass
@@ -113,6 +117,20 @@ def summarize(rec: Recording) -> Summary:
         int(rec.guard_trips),
         tuple(rec.faded),
     )
+
+
+def largest_errors(rec: Recording) -> tuple[float | None, float | None]:
+    """The largest |q_des − q| (deg) with the model terms compensated (hold, settling, PD + RNEA)
+    and with PD alone (its window), q_des being the start pose before the first trajectory; None
+    where there is no sample."""
+    desired = np.where(np.isnan(rec.q_des), rec.q[:1], rec.q_des) if rec.q.size else rec.q
+    error = np.degrees(np.abs(desired - rec.q)).max(axis=1) if rec.q.size else np.zeros(0)
+    alone = (rec.t >= rec.pd[0]) & (rec.t < rec.pd[1] + SETTLE)  # and until the model pulled it back
+
+    def worst(mask: np.ndarray) -> float | None:
+        return float(error[mask].max()) if mask.any() else None
+
+    return worst(~alone), worst(alone)
 
 
 def table(s: Summary) -> str:

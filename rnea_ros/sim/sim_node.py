@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import sys
 import time
+from collections import deque
 
 import numpy as np
 import rclpy
@@ -151,6 +152,14 @@ SIM = table(
             "catches up with the last command held), no /clock; the nodes run with use_sim_time false",
         ),
         _p(
+            "state_delay",
+            "double",
+            0.0,
+            "wall_clock only: joint_states carry the state of this long ago (stamped when it held), "
+            "as a slow driver or network delivers them late, s",
+            bounds=(0.0, 1.0),
+        ),
+        _p(
             "record",
             "bool",
             False,
@@ -226,6 +235,8 @@ class SimNode(Node):
         self.saved_pub = self.create_publisher(String, "~/saved", 10, event_callbacks=LEAN_PUB)
         self.create_subscription(String, "~/save", self._on_save, 10, event_callbacks=LEAN_SUB)
         self.wall = self.p["wall_clock"] and not self.p["lockstep"]
+        self._delay_ns = round(self.p["state_delay"] * 1e9)
+        self._late: deque | None = deque() if self._delay_ns > 0 else None
         self.origin_ns = 0  # stamp of plant time 0 (wall_clock: set when the physics starts)
         self.log: StepLog | None = None
         self._next_progress = 0.0  # monotonic s
@@ -276,6 +287,8 @@ class SimNode(Node):
             self.log = StepLog(list(arm.joint_names))
         if p["wall_clock"] and (p["lockstep"] or p["controller_type"] == JTC):
             raise ValueError("wall_clock needs real time with the forward command controller")
+        if p["state_delay"] > 0 and not self.wall:
+            raise ValueError("state_delay needs wall_clock")
         if p["controller_type"] == JTC:
             self._load_jtc(commanded)
             return
@@ -424,8 +437,15 @@ class SimNode(Node):
             set_stamp(clock.clock, stamp)
             self.clock_pub.publish(clock)
         msg = self.state
+        state = (stamp, arm.q.tolist(), arm.qd.tolist(), arm.applied.tolist())
+        if self._late is not None:  # state_delay: the newest state at least that old
+            self._late.append(state)
+            while len(self._late) > 1 and self._late[1][0] <= stamp - self._delay_ns:
+                self._late.popleft()
+            state = self._late[0]
+            stamp = state[0]
         set_stamp(msg.header.stamp, stamp)
-        msg.position, msg.velocity, msg.effort = arm.q.tolist(), arm.qd.tolist(), arm.applied.tolist()
+        msg.position, msg.velocity, msg.effort = state[1], state[2], state[3]
         now = time.perf_counter()
         self.matcher.published(stamp, now)
         self.state_pub.publish(msg)

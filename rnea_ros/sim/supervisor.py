@@ -53,6 +53,8 @@ SIM = "/mujoco_sim"
 # Real time is lost when, over a WINDOW of plant time, the node answered less than MIN_ANSWERED of
 # the states the simulator published at RATE, or its median answer came later than MAX_LATENCY.
 WINDOW, MIN_ANSWERED, MAX_LATENCY = 2.0, 0.2, 0.010  # s, share, s
+LOOP_START = 180.0  # s for the nodes to come up
+GRACE = 2.0  # s of plant time before the check starts (discovery, the first cycles)
 
 
 class Supervisor:
@@ -156,7 +158,7 @@ class Supervisor:
 
     def _on_latency(self, msg: Float64MultiArray) -> None:
         self.latencies.extend(msg.data)
-        if self.config.lockstep or self.now < 0:
+        if self.config.lockstep or self.now < GRACE:
             return
         self._window.append((self.now, list(msg.data)))
         while self._window and self._window[0][0] < self.now - WINDOW:
@@ -232,7 +234,7 @@ class Supervisor:
         """Ask for a multi-sine from the current pose; return its start (simulated s)."""
         count = len(self.trajectories)
         self.start_pub.publish(Empty())
-        end = time.monotonic() + 10.0
+        end = time.monotonic() + 30.0  # its design runs rnea along it (seconds on a busy machine)
         self._spin_until(lambda: len(self.trajectories) > count or time.monotonic() > end, "a trajectory")
         if len(self.trajectories) == count:
             raise TimeoutError("multisine_trajectory sent no trajectory")
@@ -241,8 +243,9 @@ class Supervisor:
     # --- the run ---------------------------------------------------------------------------
 
     def wait_for_loop(self) -> None:
-        """Until the physics runs and multisine_trajectory listens (60 s at most)."""
-        ready = time.monotonic() + 60.0
+        """Until the physics runs and multisine_trajectory listens (LOOP_START s at most: a first
+        run on a machine whose numba cache is empty compiles the kernels first)."""
+        ready = time.monotonic() + LOOP_START
         self._spin_until(
             lambda: (
                 (self.now > 0 and self.start_pub.get_subscription_count() > 0) or time.monotonic() > ready
@@ -251,7 +254,10 @@ class Supervisor:
             stall=False,
         )
         if self.now <= 0:
-            raise TimeoutError("the closed loop did not start within 60 s (no command reached the simulator)")
+            raise TimeoutError(
+                f"the closed loop did not start within {LOOP_START:g} s (no command reached the simulator; "
+                "the nodes' logs say why)"
+            )
 
     def track(self, duration: float, settle: float = SETTLE) -> tuple[float, float]:
         """From rest: wait `settle` s, run one multi-sine of `duration` s and TAIL s after it; its
@@ -263,17 +269,32 @@ class Supervisor:
         return start, start + duration
 
     def run(self) -> Recording:
+        """The three phases; on RealTimeLost, the exception carries the recording so far (its
+        `recording` attribute, None when the simulator could not save it)."""
+        try:
+            return self._phases()
+        except RealTimeLost as exc:
+            try:
+                exc.recording = self.recording(*self.windows)
+            except (RuntimeError, TimeoutError, ValueError):
+                exc.recording = None
+            raise
+
+    def _phases(self) -> Recording:
         c = self.config
+        self.windows = ((0.0, c.hold), (np.inf, np.inf), (np.inf, np.inf))
         self.wait_for_loop()
         print(f"  loop running; phase 1: hold {c.hold:g} s, no trajectory, model terms compensated")
         self.wait_until(c.hold)
         pd = self.request_trajectory()  # first: it starts from the pose at rest
+        self.windows = ((0.0, c.hold), (pd, pd + c.trajectory), (np.inf, np.inf))
         self.set_parameters({f"compensate.{t}": False for t in MODEL_TERMS})
         print(f"  phase 2 at {self.now:.2f} s: PD alone, trajectory {pd:.2f}..{pd + c.trajectory:.2f} s")
         self.wait_until(pd + c.trajectory)
         self.set_parameters({f"compensate.{t}": True for t in MODEL_TERMS})
         self.wait_until(pd + c.trajectory + SETTLE)
         ff = self.request_trajectory()
+        self.windows = ((0.0, c.hold), (pd, pd + c.trajectory), (ff, ff + c.trajectory))
         print(f"  phase 3 at {self.now:.2f} s: PD + RNEA, trajectory {ff:.2f}..{ff + c.trajectory:.2f} s")
         self.wait_until(ff + c.trajectory + TAIL)
         end = time.monotonic() + 1.0
@@ -297,7 +318,8 @@ class Supervisor:
         steps = self.steps()
         names = [str(n) for n in steps["names"]]
         index = [names.index(j) for j in self.config.joints]
-        t, q, applied = steps["t"], steps["q"][:, index], steps["applied"][:, index]
+        t = (steps["stamp_ns"] - (self.origin_ns or 0)) * 1e-9  # exact ns, as the stamps
+        q, applied = steps["q"][:, index], steps["applied"][:, index]
         q_des = np.full_like(q, np.nan)
         for k, msg in enumerate(self.trajectories):
             start = self.plant_time(stamp_ns(msg.header.stamp))
