@@ -183,12 +183,12 @@ def ros2(*args: str) -> str:
     raise AssertionError(f"ros2 {' '.join(args)} failed: {out}")
 
 
-def test_ros2_lifecycle_set_drives_it(managed) -> None:
-    if ros2_command() is None:
+def test_ros2_lifecycle_set_drives_it(request) -> None:
+    if ros2_command() is None:  # decided before the node starts
         if WHEELS.exists() and ros_distro() == "jazzy":
             pytest.fail(f"the ros2 command is missing: install {WHEELS} (install.sh .venv/bin/python)")
         pytest.skip(f"no ROS 2 command-line wheels for {ros_distro()} here (../shared/ros2-wheels: Jazzy)")
-    driver, _ = managed
+    driver, _ = request.getfixturevalue("managed")
     assert "unconfigured" in ros2("lifecycle", "get", NODE)
     assert "Transitioning successful" in ros2("lifecycle", "set", NODE, "configure")
     assert "inactive" in ros2("lifecycle", "get", NODE)
