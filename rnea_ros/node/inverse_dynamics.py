@@ -15,12 +15,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 import numpy as np
-from diagnostic_msgs.msg import DiagnosticArray
-from geometry_msgs.msg import WrenchStamped
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
+from geometry_msgs.msg import InertiaStamped, WrenchStamped
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
 from rclpy.publisher import Publisher
+from rclpy.qos import QoSProfile
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64, Float64MultiArray, String
 from trajectory_msgs.msg import JointTrajectory
@@ -30,7 +31,7 @@ from ..feedforward import TERMS, compute_efforts
 from ..model import RobotModel
 from ..task_space import tip_apparent_mass
 from ..trajectory import TrajectorySampler
-from . import contact, parameters
+from . import contact, parameters, qos
 from .common import (
     DESCRIPTION_QOS,
     JOINT_STATES_QOS,
@@ -44,8 +45,11 @@ from .common import (
 )
 from .diagnostics import SCALED, CycleStats, diagnostic_status, feedback_scaled_text
 from .joint_states import JointStateCache, Layout, efforts_of, layout
+from .overrides import NONE, Overrides, message_link, payload_of, wrench_of
 from .runtime import Runtime, build_runtime, per_joint_parameters_fit
 
+# ~/effort_commands and ~/joint_trajectory: reliable, keep last 10 (qos_overrides.* may change it).
+COMMAND_QOS = QoSProfile(depth=10)
 # How often the node looks for subscribers of ~/joint_efforts and ~/terms/* (s): counting them
 # costs more than a cycle's dynamics, so it is kept out of the cycle.
 LISTENER_PERIOD = 0.1
@@ -84,34 +88,46 @@ class Loaded:
 class InverseDynamicsNode(Node):
     """See the README's node section for topics and parameters."""
 
-    def __init__(self, **kwargs) -> None:
+    def __init__(self, managed: bool = False, **kwargs) -> None:
+        """managed: leave kernels, topics, timers and the model to `_start` (lifecycle.py calls it
+        on configure); otherwise the node starts at once."""
         super().__init__("inverse_dynamics", **kwargs)
         self._params = _checked(parameters.declare(self, parameters.INVERSE_DYNAMICS))
-        prepare_kernels(self)  # before any subscription: no cycle compiles
         self._loaded: Loaded | None = None
-        self._pending: tuple[dict, Runtime | None, tuple[str, np.ndarray] | None] | None = None
-        self._wrench_override: tuple[str, np.ndarray] | None = None
+        self._pending: tuple[dict, Runtime | None, Overrides] | None = None
+        self._overrides = NONE  # what ~/ee_wrench and ~/payload set (kept across model swaps)
         self._log = ThrottledLog(self)
         self._guard_trips_logged = 0
         self.stats = CycleStats()
         self._contact = contact.ContactMonitor(self, self._params["observer.enabled"])
+        self.add_on_set_parameters_callback(self._on_set_parameters)
+        self.add_post_set_parameters_callback(self._guard("parameters", self._on_parameters_set))
+        if not managed:
+            self._start()
 
-        self._effort_pub = self.create_publisher(Float64MultiArray, "~/effort_commands", 10)
+    def _start(self) -> None:
+        """Kernels, publishers, subscriptions, timers and the model: what a running node has.
+        ParameterError when the robot_description parameter gives no model."""
+        prepare_kernels(self)  # before any subscription: no cycle compiles
+        self._effort_pub = qos.publisher(self, Float64MultiArray, "~/effort_commands", COMMAND_QOS)
         self._command = Float64MultiArray()
         self._joint_efforts_pub = self.create_publisher(JointState, "~/joint_efforts", 10)
         self._term_pubs = {t: self.create_publisher(JointState, f"~/terms/{t}", 10) for t in TERMS}
         self._answers = {t: ReusedJointState() for t in (None, *TERMS)}  # per output, refilled
         self._diag_pub = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
         guard = self._guard
-        self._joint_states_sub = self.create_subscription(
-            JointState, "joint_states", guard("joint_states", self._on_joint_states), JOINT_STATES_QOS
+        self._joint_states_sub = qos.subscription(
+            self, JointState, "joint_states", guard("joint_states", self._on_joint_states), JOINT_STATES_QOS
         )
-        self.create_subscription(
-            JointTrajectory, "~/joint_trajectory", guard("joint_trajectory", self._on_trajectory), 10
+        qos.subscription(
+            self,
+            JointTrajectory,
+            "~/joint_trajectory",
+            guard("joint_trajectory", self._on_trajectory),
+            COMMAND_QOS,
         )
         self.create_subscription(WrenchStamped, "~/ee_wrench", guard("ee_wrench", self._on_wrench), 10)
-        self.add_on_set_parameters_callback(self._on_set_parameters)
-        self.add_post_set_parameters_callback(guard("parameters", self._on_parameters_set))
+        self.create_subscription(InertiaStamped, "~/payload", guard("payload", self._on_payload), 10)
         self.create_timer(self._params["diagnostics_period"], guard("diagnostics", self._publish_diagnostics))
         self._listened: list[tuple[str | None, Publisher]] = []  # (term or None for the total, publisher)
         self._find_listeners()
@@ -167,9 +183,9 @@ class InverseDynamicsNode(Node):
             return
         self._install(built, source)
 
-    def _build(self, xml: str) -> tuple[Loaded, tuple | None]:
-        """The Loaded state of a description with the current parameters (and the ~/ee_wrench
-        override it keeps); ValueError naming the link, joint or parameter at fault."""
+    def _build(self, xml: str) -> tuple[Loaded, Overrides]:
+        """The Loaded state of a description with the current parameters (and the message
+        overrides it keeps); ValueError naming the link, joint or parameter at fault."""
         params, old = self._params, self._loaded
         base = RobotModel.from_urdf(
             xml,
@@ -183,11 +199,11 @@ class InverseDynamicsNode(Node):
         contact.check(params, runtime.model, len(runtime.output_names))
         return Loaded(base, runtime, JointStateCache(runtime.model, old.cache if old else None)), override
 
-    def _install(self, built: tuple[Loaded, tuple | None], source: str) -> None:
+    def _install(self, built: tuple[Loaded, Overrides], source: str) -> None:
         old = self._loaded
         if old is not None and old.trajectory is not None:
             self.get_logger().warn("the running trajectory is cancelled: the model was replaced")
-        self._loaded, self._wrench_override = built
+        self._loaded, self._overrides = built
         base, runtime = self._loaded.base, self._loaded.runtime
         self.stats.model_error = ""
         self.get_logger().info(
@@ -198,15 +214,17 @@ class InverseDynamicsNode(Node):
                 f"robot description: {warning} (loaded as written; strict_model refuses it)"
             )
 
-    def _runtime_for(self, base: RobotModel, params: dict) -> tuple[Runtime, tuple | None]:
-        """The runtime of a new model; a ~/ee_wrench override that does not fit it is dropped."""
-        override = self._wrench_override
-        if override is not None:
+    def _runtime_for(self, base: RobotModel, params: dict) -> tuple[Runtime, Overrides]:
+        """The runtime of a new model; message wrenches and payload that do not fit it are dropped."""
+        overrides, dropped = self._overrides.fitting(base)
+        for text in dropped:
+            self.get_logger().warning(f"{text}: dropped with the model change")
+        if overrides != NONE:
             try:
-                return build_runtime(base, params, override), override
+                return build_runtime(base, params, overrides), overrides
             except ValueError as exc:
-                self.get_logger().warn(f"~/ee_wrench override dropped with the model change: {exc}")
-        return build_runtime(base, params, None), None
+                self.get_logger().warning(f"~/ee_wrench and ~/payload dropped with the model change: {exc}")
+        return build_runtime(base, params, NONE), NONE
 
     # --- parameters -----------------------------------------------------------------------
 
@@ -215,7 +233,7 @@ class InverseDynamicsNode(Node):
             loaded = self._loaded
             n = None if loaded is None else len(loaded.runtime.output_names)
             new = _checked(parameters.proposed(parameters.INVERSE_DYNAMICS, self._params, params, n))
-            override = None if any(p.name == "ee_wrench" for p in params) else self._wrench_override
+            override = self._overrides.after_parameters((p.name for p in params), new["tip_link"] or None)
             previous = None if loaded is None else (loaded.runtime, self._params)
             runtime = None if loaded is None else build_runtime(loaded.base, new, override, previous)
             contact.check(new, None if runtime is None else runtime.model, n)
@@ -231,7 +249,7 @@ class InverseDynamicsNode(Node):
     def _on_parameters_set(self, params) -> None:
         if self._pending is None:
             return
-        self._params, runtime, self._wrench_override = self._pending
+        self._params, runtime, self._overrides = self._pending
         self._pending = None
         if runtime is not None and self._loaded is not None:
             self._loaded = replace(self._loaded, runtime=runtime)
@@ -239,21 +257,55 @@ class InverseDynamicsNode(Node):
     # --- inputs ----------------------------------------------------------------------------
 
     def _on_wrench(self, msg: WrenchStamped) -> None:
+        """A wrench exerted by the link named in frame_id (empty: tip_link), axes per ee_wrench_frame."""
         loaded = self._loaded
         if loaded is None:
             self.stats.reject("wrench_without_model")
             return
         f, t = msg.wrench.force, msg.wrench.torque
-        override = (msg.header.frame_id or "root", np.array([f.x, f.y, f.z, t.x, t.y, t.z]))
-        if not np.all(np.isfinite(override[1])):
-            self._drop("bad_wrench", "~/ee_wrench rejected: NaN or Inf")
-            return
+        axes = "root" if self._params["ee_wrench_frame"] == "root" else "link"
         try:
-            runtime = build_runtime(loaded.base, self._params, override, (loaded.runtime, self._params))
+            link = message_link(
+                loaded.base, msg.header.frame_id, self._params["tip_link"] or None, "~/ee_wrench"
+            )
+            overrides = self._overrides.with_wrench(link, wrench_of((f.x, f.y, f.z, t.x, t.y, t.z), axes))
         except ValueError as exc:
-            self._drop("bad_wrench", f"~/ee_wrench rejected: {exc}")
+            self._drop("bad_wrench", f"{exc}: rejected")
             return
-        self._loaded, self._wrench_override = replace(loaded, runtime=runtime), override
+        self._apply_overrides(loaded, overrides, "bad_wrench")
+
+    def _on_payload(self, msg: InertiaStamped) -> None:
+        """The payload of the link named in frame_id (empty: tip_link); mass 0 removes it."""
+        loaded = self._loaded
+        if loaded is None:
+            self.stats.reject("payload_without_model")
+            return
+        i = msg.inertia
+        try:
+            if i.m == 0:  # an empty message: no link needed
+                payload = payload_of(loaded.base, msg.header.frame_id, 0.0, (0, 0, 0), (0,) * 6)
+            else:
+                link = message_link(
+                    loaded.base, msg.header.frame_id, self._params["tip_link"] or None, "~/payload"
+                )
+                com, inertia = (i.com.x, i.com.y, i.com.z), (i.ixx, i.ixy, i.ixz, i.iyy, i.iyz, i.izz)
+                payload = payload_of(loaded.base, link, i.m, com, inertia)
+        except ValueError as exc:
+            self._drop("bad_payload", f"{exc}: rejected")
+            return
+        if self._apply_overrides(loaded, self._overrides.with_payload(payload), "bad_payload"):
+            what = "removed" if payload.mass == 0 else f"{payload.mass:g} kg on {payload.link}"
+            self.get_logger().info(f"~/payload: {what}")
+
+    def _apply_overrides(self, loaded: Loaded, overrides: Overrides, reason: str) -> bool:
+        """Swap in the runtime with new message overrides, whole; rejected with a reason if it fails."""
+        try:
+            runtime = build_runtime(loaded.base, self._params, overrides, (loaded.runtime, self._params))
+        except ValueError as exc:
+            self._drop(reason, f"{exc}: rejected")
+            return False
+        self._loaded, self._overrides = replace(loaded, runtime=runtime), overrides
+        return True
 
     def _on_trajectory(self, msg: JointTrajectory) -> None:
         loaded = self._loaded
@@ -459,21 +511,22 @@ class InverseDynamicsNode(Node):
         now = self.get_clock().now()
         msg = DiagnosticArray()
         msg.header.stamp = now.to_msg()
-        loaded = self._loaded
-        msg.status = [
-            diagnostic_status(
-                self.get_fully_qualified_name(),
-                None if loaded is None else loaded.base,
-                None if loaded is None else loaded.runtime,
-                self._params["joint_states_timeout"],
-                now.nanoseconds,
-                self.stats,
-            )
-        ]
+        msg.status = [self._diagnostic_status(now.nanoseconds)]
         if self._params["observer.enabled"]:
             msg.status.append(self._contact.status(self.get_fully_qualified_name()))
         self._diag_pub.publish(msg)
         self.stats.new_period()
+
+    def _diagnostic_status(self, now_ns: int) -> DiagnosticStatus:
+        loaded = self._loaded
+        return diagnostic_status(
+            self.get_fully_qualified_name(),
+            None if loaded is None else loaded.base,
+            None if loaded is None else loaded.runtime,
+            self._params["joint_states_timeout"],
+            now_ns,
+            self.stats,
+        )
 
 
     def _log_guard_trips(self) -> None:

@@ -73,8 +73,9 @@ LAW_PARAMS = (
         "ee_wrench_frame",
         "string",
         "root",
-        "axes of ee_wrench: 'root' or 'tip' (moment about the tip origin)",
-        choices=("root", "tip"),
+        "axes of ee_wrench and of ~/ee_wrench messages: 'root', or 'link': those of the link that "
+        "exerts the wrench (tip_link for ee_wrench), moment about its origin; 'tip' is 'link' too",
+        choices=("root", "link", "tip"),
     ),
     *(
         Param(f"compensate.{term}", "bool", True, f"add the {term} term to the command")

@@ -15,6 +15,7 @@ from ..friction_compensation import CompensationRules
 from ..model import RobotModel
 from ..schema import Param, is_per_joint_value
 from .effort_units import EffortUnits, effort_units
+from .overrides import NONE, Overrides
 from .parameters import INVERSE_DYNAMICS
 
 
@@ -26,20 +27,27 @@ class Runtime:
     efforts: Efforts  # its table is the cycle's workspace
     output: np.ndarray  # model index of each output joint, in `joints` order
     output_names: list[str]
-    wrench_link: str | None
-    wrench_root: np.ndarray  # ee_wrench in root axes (when given in root axes)
-    wrench_tip: np.ndarray | None  # ee_wrench in tip axes, rotated every cycle
+    wrench_root: dict[str, np.ndarray] | None  # link → wrench in root axes (constant); None: none
+    wrench_local: tuple[tuple[str, np.ndarray], ...]  # (link, wrench in its own axes), rotated every cycle
     output_is_model_order: bool = False  # every model joint in model order: no reindexing
+    overrides: Overrides = NONE  # the ~/ee_wrench and ~/payload messages in force
+    payload_source: str = "parameters"  # where model.payload comes from: 'parameters' or 'topic'
     units: EffortUnits | None = None  # effort_unit of the output joints (None: all joint torque)
 
     def wrenches(self, q: np.ndarray) -> dict[str, np.ndarray] | None:
-        """The end-effector wrench for rnea (root axes), or None when there is none."""
-        if self.wrench_link is None:
-            return None
-        if self.wrench_tip is None:
-            return {self.wrench_link: self.wrench_root}
-        rot, _ = link_pose(self.model, q, self.wrench_link)
-        return {self.wrench_link: np.concatenate([rot @ self.wrench_tip[:3], rot @ self.wrench_tip[3:]])}
+        """The wrenches for rnea (root axes), or None when there is none."""
+        if not self.wrench_local:
+            return self.wrench_root
+        out = dict(self.wrench_root or {})
+        for link, local in self.wrench_local:
+            rot, _ = link_pose(self.model, q, link)
+            out[link] = np.concatenate([rot @ local[:3], rot @ local[3:]])
+        return out
+
+    @property
+    def wrench_links(self) -> list[str]:
+        """Links that exert a wrench now."""
+        return sorted({*(self.wrench_root or {}), *(link for link, _ in self.wrench_local)})
 
 
 def _named_link(model: RobotModel, params: dict, name: str) -> str | None:
@@ -81,8 +89,12 @@ def output_joints(base: RobotModel, params: dict) -> tuple[list[str], np.ndarray
     return joints, np.array([base.joint_index(j) for j in joints], dtype=np.int64)
 
 
-def with_payload(base: RobotModel, params: dict) -> RobotModel:
-    """The model with the payload.* parameters applied (the model itself without a payload)."""
+def with_payload(base: RobotModel, params: dict, overrides: Overrides = NONE) -> RobotModel:
+    """The model with the payload of a ~/payload message, else of the payload.* parameters (the
+    model itself without a payload)."""
+    if overrides.payload is not None:
+        p = overrides.payload
+        return base if p.mass <= 0 else base.with_payload(p.link, p.mass, p.com, p.inertia)
     link = _named_link(base, params, "payload.link")
     if params["payload.mass"] <= 0:
         return base
@@ -134,41 +146,61 @@ def compensated(params: dict) -> frozenset[str]:
     return frozenset(t for t in COMPENSABLE if params[f"compensate.{t}"])
 
 
-def ee_wrench(
-    base: RobotModel, params: dict, override: tuple[str, np.ndarray] | None = None
-) -> tuple[str | None, np.ndarray, np.ndarray | None]:
-    """(link, wrench in root axes, wrench in tip axes or None) from ee_wrench/ee_wrench_frame or
-    an (axes, 6 values) override; link None when the wrench is zero."""
-    frame, wrench = override or (params["ee_wrench_frame"], np.asarray(params["ee_wrench"], dtype=float))
+def ee_wrench(base: RobotModel, params: dict) -> tuple[str | None, np.ndarray, np.ndarray | None]:
+    """(link, wrench in root axes, wrench in the link's axes or None) of the ee_wrench parameter
+    (ee_wrench_frame: root or link axes); link None when the wrench is zero."""
+    frame, wrench = params["ee_wrench_frame"], np.asarray(params["ee_wrench"], dtype=float)
     if not np.any(wrench != 0):
         return None, np.zeros(6), None
     link = _named_link(base, params, "tip_link")
     if link is None:
         raise ParameterError("ee_wrench", "set tip_link to say where the end-effector wrench acts")
-    if frame == "root" or frame == base.root_link:
+    if frame == "root":
         return link, wrench, None
-    if frame == "tip" or frame == link:
-        return link, np.zeros(6), wrench
-    raise ParameterError(
-        "ee_wrench_frame", f"'{frame}' must be 'root', 'tip', '{base.root_link}' or '{link}'"
-    )
+    return link, np.zeros(6), wrench
+
+
+def link_wrenches(
+    base: RobotModel, params: dict, overrides: Overrides
+) -> tuple[dict[str, np.ndarray] | None, tuple[tuple[str, np.ndarray], ...]]:
+    """(root-axes wrenches by link or None, link-axes wrenches) of the ee_wrench parameter and
+    the ~/ee_wrench messages: a message on the tip link replaces the parameter; zero ones clear."""
+    root: dict[str, np.ndarray] = {}
+    local: list[tuple[str, np.ndarray]] = []
+    tip = params["tip_link"] or None
+    if tip not in overrides.wrenches:
+        link, in_root, in_link = ee_wrench(base, params)
+        if link is not None:
+            if in_link is None:
+                root[link] = in_root
+            else:
+                local.append((link, in_link))
+    for link, wrench in overrides.wrenches.items():
+        if wrench.is_zero:
+            continue
+        if wrench.axes == "root":
+            root[link] = wrench.values
+        else:
+            local.append((link, wrench.values))
+    return root or None, tuple(local)
 
 
 def build_runtime(
     base: RobotModel,
     params: dict,
-    wrench_override: tuple[str, np.ndarray] | None,
+    overrides: Overrides | None = None,
     previous: tuple[Runtime, dict] | None = None,
 ) -> Runtime:
     """Combine a parsed model with the parameters; ValueError naming the parameter at fault.
 
-    wrench_override: (frame link or 'root', 6 values) from ~/ee_wrench, replacing ee_wrench.
+    overrides: what ~/ee_wrench and ~/payload messages set (None: nothing).
     previous: the runtime this one replaces for the same model, with its parameters: the friction
     state carries over (loop period, last sample, runaway guard; the guard re-armed when a
     compensate.friction or friction.* parameter changed).
     """
     joints, output = output_joints(base, params)
-    model = with_armature(with_payload(base, params), params, output)
+    overrides = overrides or NONE
+    model = with_armature(with_payload(base, params, overrides), params, output)
     friction = friction_of(model, params, output)
     gains = {}
     for name in ("feedback.kp", "feedback.kd"):
@@ -191,7 +223,7 @@ def build_runtime(
         guard_window=params["friction.guard_window"],
         max_phase_lag=params["feedback.max_phase_lag"],
     )
-    wrench_link, wrench_root, wrench_tip = ee_wrench(base, params, wrench_override)
+    wrench_root, wrench_local = link_wrenches(base, params, overrides)
     efforts = Efforts(model, friction, law)
     if previous is not None:
         old, old_params = previous
@@ -199,5 +231,8 @@ def build_runtime(
         same = all(old_params.get(n) == params[n] for n in friction_params)
         efforts.adopt(old.efforts, keep_guard=same)
     in_order = len(joints) == base.nv and bool(np.all(output == np.arange(base.nv)))
+    source = "topic" if overrides.payload is not None else "parameters"
     units = effort_units(params, joints, output, base.nv)
-    return Runtime(model, efforts, output, joints, wrench_link, wrench_root, wrench_tip, in_order, units)
+    return Runtime(
+        model, efforts, output, joints, wrench_root, wrench_local, in_order, overrides, source, units
+    )

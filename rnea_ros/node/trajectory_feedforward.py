@@ -80,7 +80,7 @@ def check_parameters(params: dict) -> None:
             "'time_optimal' needs the optional package toppra (pip install toppra); "
             "use 'slow_down' or 'reject'",
         )
-    if params["ee_wrench_frame"] == "tip" and any(x != 0 for x in params["ee_wrench"]):
+    if params["ee_wrench_frame"] != "root" and any(x != 0 for x in params["ee_wrench"]):
         raise ParameterError(
             "ee_wrench_frame",
             "must be 'root' for trajectory_feedforward: the wrench is held constant in root axes "
@@ -117,7 +117,7 @@ def build_setup(base: RobotModel, params: dict) -> Setup:
     joints, output = output_joints(base, params)
     model = with_armature(with_payload(base, params), params, output)
     check_parameters(params)
-    link, root, _ = ee_wrench(base, params)  # tip axes refused by check_parameters
+    link, root, _ = ee_wrench(base, params)  # link axes refused by check_parameters
     return Setup(
         base=base,
         model=model,

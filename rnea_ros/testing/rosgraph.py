@@ -37,11 +37,25 @@ NODE = "/inverse_dynamics"
 FRICTION_OFF = {"friction.scale": 0.0, "friction.feedforward_scale": 0.0}
 
 
-def start_node(tmp: Path, params: dict, *remaps: str) -> subprocess.Popen:
-    """Start the node with a params file built from `params` and `-r` remaps."""
+def ros_distro() -> str:
+    """The ROS 2 distribution of the rclpy in use: from its wheel (ros-<distro>-rclpy), else the
+    ROS_DISTRO of a sourced install."""
+    import importlib.metadata
+    import re
+
+    for dist in importlib.metadata.distributions():
+        match = re.fullmatch(r"ros-([a-z]+)-rclpy", dist.metadata["Name"] or "")
+        if match:
+            return match.group(1)
+    return os.environ.get("ROS_DISTRO", "unknown")
+
+
+def start_node(tmp: Path, params: dict, *remaps: str, module: str = "rnea_ros.node.main") -> subprocess.Popen:
+    """Start the node with a params file built from `params` and `-r` remaps (`module`:
+    rnea_ros.node.lifecycle for the managed variant)."""
     path = tmp / f"params_{time.monotonic_ns()}.yaml"
     path.write_text(yaml.safe_dump({"inverse_dynamics": {"ros__parameters": params}}))
-    args = [sys.executable, "-m", "rnea_ros.node.main", "--ros-args", "--params-file", str(path)]
+    args = [sys.executable, "-m", module, "--ros-args", "--params-file", str(path)]
     for remap in remaps:
         args += ["-r", remap]
     # Into a file, not a pipe: a long test would fill a pipe nobody reads and block the node.
@@ -233,4 +247,4 @@ class Driver:
         self.node.destroy_node()
 
 
-__all__ = ["FRICTION_OFF", "Driver", "start_node", "stop"]
+__all__ = ["FRICTION_OFF", "Driver", "ros_distro", "start_node", "stop"]
