@@ -18,6 +18,7 @@ and no conversion (τ_motor and current are then reported as the joint torque).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -28,7 +29,9 @@ from .errors import RneaError
 from .lagrangian import christoffel, mass_matrix_partials
 from .model import GRAVITY, RobotModel
 
-__all__ = ["Gearing", "armature_model", "inverse_dynamics"]
+__all__ = ["EFFORT_UNITS", "Gearing", "armature_model", "effort_unit_factors", "inverse_dynamics"]
+
+EFFORT_UNITS = ("joint_torque", "motor_torque", "current")  # what a drive is commanded in
 
 
 def _values(value: npt.ArrayLike, n: int, name: str) -> np.ndarray:
@@ -88,6 +91,28 @@ class Gearing:
     def joint_torque_from_current(self, current: npt.ArrayLike) -> np.ndarray:
         """Joint torque for a motor current: G K_t i."""
         return self.joint_torque(np.asarray(current, dtype=float) * self._kt())
+
+
+def effort_unit_factors(
+    units: Sequence[str], ratio: npt.ArrayLike, torque_constant: npt.ArrayLike
+) -> np.ndarray:
+    """Per joint, the factor f with (effort in the joint's unit) = f × joint torque: 1 for
+    joint_torque, 1/G for motor_torque, 1/(G K_t) for current, from `Gearing`'s conversions (so
+    G or K_t = 0 means no conversion there); ratio and torque_constant one value or one per joint.
+    The joint torque of an effort e given in that unit is e / f."""
+    n = len(units)
+    unknown = [u for u in units if u not in EFFORT_UNITS]
+    if unknown:
+        raise RneaError(f"effort unit '{unknown[0]}' is not one of {', '.join(EFFORT_UNITS)}")
+    per_joint = [np.broadcast_to(np.asarray(v, dtype=float), (n,)) for v in (ratio, torque_constant)]
+    gearing = Gearing(per_joint[0], np.zeros(n), per_joint[1])
+    ones = np.ones(n)
+    by_unit = {
+        "joint_torque": ones,
+        "motor_torque": gearing.motor_torque(ones),
+        "current": gearing.current(ones),
+    }
+    return np.array([by_unit[u][i] for i, u in enumerate(units)])
 
 
 def _check(model: RobotModel, gearing: Gearing) -> None:

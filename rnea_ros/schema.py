@@ -111,6 +111,16 @@ def validate_value(param: Param, value: Any, n_joints: int | None = None) -> Any
     if param.type == "string_array":
         if not all(isinstance(v, str) for v in items):
             raise ParameterError(name, f"must be a list of strings, got {items!r}")
+        if param.choices is not None:
+            for i, v in enumerate(items):
+                if v not in param.choices:
+                    hint = difflib.get_close_matches(v, param.choices, 1)
+                    raise ParameterError(
+                        name,
+                        f"value {i} '{v}' is not one of {', '.join(param.choices)}"
+                        + (f" (did you mean '{hint[0]}'?)" if hint else ""),
+                    )
+        _check_per_joint(param, len(items), n_joints)
         return items
     numbers = [_number(name, v) for v in items]
     if param.length is not None and len(numbers) != param.length:
@@ -118,16 +128,22 @@ def validate_value(param: Param, value: Any, n_joints: int | None = None) -> Any
     if param.per_joint == "urdf|n" and numbers == URDF_DEFAULT:
         return numbers
     _check_bounds(param, numbers)
-    if param.per_joint:
-        sizes = {n_joints} if n_joints is not None else {len(numbers)}
-        if param.per_joint == "1|n":
-            sizes.add(1)
-        if not numbers or len(numbers) not in sizes:
-            allowed = " or ".join(str(s) for s in sorted(sizes))
-            raise ParameterError(
-                name, f"must have {allowed} values (one per joint of 'joints'), got {len(numbers)}"
-            )
+    _check_per_joint(param, len(numbers), n_joints)
     return numbers
+
+
+def _check_per_joint(param: Param, size: int, n_joints: int | None) -> None:
+    """A per-joint array's length against `joints` (n_joints None: not known yet, any length)."""
+    if not param.per_joint:
+        return
+    sizes = {n_joints} if n_joints is not None else {size}
+    if param.per_joint == "1|n":
+        sizes.add(1)
+    if not size or size not in sizes:
+        allowed = " or ".join(str(s) for s in sorted(sizes))
+        raise ParameterError(
+            param.name, f"must have {allowed} values (one per joint of 'joints'), got {size}"
+        )
 
 
 def validate(

@@ -39,6 +39,10 @@ def _bad_values(p: Param) -> list:
             bad += ["definitely not a choice"]
     elif p.type == "string_array":
         bad += ["a", [1.0]]
+        if p.choices:
+            bad += [["definitely not a choice"], [p.choices[0], "nope"]]
+        if p.per_joint:
+            bad += [[p.default[0]] * 2]  # neither 1 nor 3 values
     else:
         bad += ["1.0", ["x"], [math.nan] * (p.length or 1), 1.0]
         if p.length:
@@ -83,6 +87,26 @@ def test_per_joint_lengths_and_the_urdf_marker() -> None:
         validate_value(viscous, [0.1, -0.1], 2)
     assert is_per_joint_value(kp, [1.0] * 7) and not is_per_joint_value(kp, [1.0])
     assert is_per_joint_value(viscous, [0.1, 0.2]) and not is_per_joint_value(viscous, [-1.0])
+
+
+def test_string_array_choices_per_value_and_per_joint_lengths() -> None:
+    unit = INVERSE_DYNAMICS["effort_unit"]
+    assert validate_value(unit, ["current", "joint_torque", "motor_torque"], 3) == [
+        "current",
+        "joint_torque",
+        "motor_torque",
+    ]
+    assert validate_value(unit, ["current"], 7) == ["current"]
+    with pytest.raises(
+        ParameterError,
+        match="effort_unit: value 1 'amps' is not one of joint_torque, motor_torque, current",
+    ):
+        validate_value(unit, ["current", "amps"])
+    with pytest.raises(ParameterError, match="did you mean 'current'"):
+        validate_value(unit, ["curent"])
+    with pytest.raises(ParameterError, match="effort_unit: must have 1 or 7 values"):
+        validate_value(unit, ["current"] * 2, 7)
+    assert is_per_joint_value(unit, ["current"] * 7) and not is_per_joint_value(unit, ["current"])
 
 
 def test_unknown_names_get_the_closest_known_one() -> None:

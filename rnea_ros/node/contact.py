@@ -2,7 +2,8 @@
 `observer.enabled`): a helper the node calls after it has published the command.
 
 On every command cycle it runs the momentum observer (`rnea_ros.observer`) on the cached state and
-the measured efforts of joint_states, and publishes
+the measured efforts of joint_states (each output joint's in its effort_unit, converted back to
+joint torque first), and publishes
   ~/external_efforts  sensor_msgs/JointState, the estimate r of τ_ext (torque the environment
                       applies to the joints), output joints in `joints` order, stamped as the
                       joint_states that triggered the cycle;
@@ -156,6 +157,8 @@ class ContactMonitor:
         if self._last_ns and (gap > params["observer.max_gap"] or gap < 0):
             obs.reset()
         self._last_ns = stamp_ns
+        if runtime.units is not None:  # effort_unit: measured efforts back to joint torque
+            effort = runtime.units.measured(effort)
         r = obs.update(stamp_ns * 1e-9, q, qd, effort)
         if not np.isfinite(r).all():
             obs.reset()

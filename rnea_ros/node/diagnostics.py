@@ -103,6 +103,13 @@ def _feedback_values(runtime: Runtime | None) -> dict[str, str]:
     }
 
 
+def _units_values(runtime: Runtime | None) -> dict[str, str]:
+    """The effort_unit of the joints not in joint torque, when there are any."""
+    if runtime is None or runtime.units is None:
+        return {}
+    return {"effort_units": runtime.units.text(runtime.output_names)}
+
+
 def diagnostic_status(
     name: str,
     base: RobotModel | None,
@@ -124,6 +131,7 @@ def diagnostic_status(
         "model": "" if base is None else f"{base.name} ({base.nv} joints, root {base.root_link})",
         "model_warnings": "" if base is None else " | ".join(base.warnings),
         "joints": "" if runtime is None else " ".join(runtime.output_names),
+        **_units_values(runtime),
         "input_age_s": "none" if input_age is None else f"{input_age:.4f}",
         "since_last_command_s": "none" if silent is None else f"{silent:.4f}",
         "cycle_time_median_us": f"{times[len(times) // 2] * 1e6:.1f}" if times else "none",

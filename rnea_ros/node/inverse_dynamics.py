@@ -425,6 +425,8 @@ class InverseDynamicsNode(Node):
             return
         out = None if runtime.output_is_model_order else runtime.output
         total = efforts.total if out is None else efforts.total[out]
+        if runtime.units is not None:  # effort_unit: the clamped joint torque in each joint's unit
+            total = runtime.units.command(total)
         self._command.data = total.tolist()
         self._effort_pub.publish(self._command)  # first: the robot waits for this one
         names = runtime.output_names

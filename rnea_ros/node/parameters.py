@@ -22,6 +22,7 @@ from rclpy.parameter import Parameter
 
 from ..errors import ParameterError
 from ..feedforward import COMPENSABLE
+from ..gearing import EFFORT_UNITS
 from ..schema import Param, did_you_mean, table, validate_value
 from ..trajectory_efforts import DEFAULT_RESAMPLE_PERIOD
 
@@ -240,6 +241,40 @@ CONTACT_PARAMS = (
     ),
 )
 
+# Units of the efforts on the node's topics (node/effort_units.py), for drives commanded in motor
+# torque or current.
+EFFORT_UNIT_PARAMS = (
+    Param(
+        "effort_unit",
+        "string_array",
+        ["joint_torque"],
+        "unit of ~/effort_commands, the ~/joint_efforts total and the joint_states efforts the "
+        "observer reads: joint_torque (N m, N), motor_torque (tau / G) or current (tau / (G K_t), A); "
+        "one value or one per joint. The effort limit x effort_limit_scale clamps the joint torque "
+        "before the conversion; ~/terms/* stay in joint torque",
+        choices=EFFORT_UNITS,
+        per_joint="1|n",
+    ),
+    Param(
+        "gearing.ratio",
+        "double_array",
+        [0.0],
+        "gear ratio G (motor speed / joint speed) for effort_unit motor_torque or current, one value "
+        "or one per joint; 0: not set (refused for a joint whose unit needs it)",
+        bounds=(0.0, 1e6),
+        per_joint="1|n",
+    ),
+    Param(
+        "gearing.torque_constant",
+        "double_array",
+        [0.0],
+        "motor torque constant K_t, N m/A (motor side), for effort_unit current, one value or one "
+        "per joint; 0: not set (refused for a joint whose unit is current)",
+        bounds=(0.0, 1e6),
+        per_joint="1|n",
+    ),
+)
+
 INVERSE_DYNAMICS = table(
     (
         *MODEL_PARAMS,
@@ -310,6 +345,7 @@ INVERSE_DYNAMICS = table(
             "tip speed below which the tip counts as at rest, m/s",
             bounds=(0.0, 10.0),
         ),
+        *EFFORT_UNIT_PARAMS,
         *CONTACT_PARAMS,
     )
 )

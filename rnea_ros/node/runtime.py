@@ -14,6 +14,7 @@ from ..friction import Friction
 from ..friction_compensation import CompensationRules
 from ..model import RobotModel
 from ..schema import Param, is_per_joint_value
+from .effort_units import EffortUnits, effort_units
 from .overrides import NONE, Overrides
 from .parameters import INVERSE_DYNAMICS
 
@@ -31,6 +32,7 @@ class Runtime:
     output_is_model_order: bool = False  # every model joint in model order: no reindexing
     overrides: Overrides = NONE  # the ~/ee_wrench and ~/payload messages in force
     payload_source: str = "parameters"  # where model.payload comes from: 'parameters' or 'topic'
+    units: EffortUnits | None = None  # effort_unit of the output joints (None: all joint torque)
 
     def wrenches(self, q: np.ndarray) -> dict[str, np.ndarray] | None:
         """The wrenches for rnea (root axes), or None when there is none."""
@@ -230,4 +232,7 @@ def build_runtime(
         efforts.adopt(old.efforts, keep_guard=same)
     in_order = len(joints) == base.nv and bool(np.all(output == np.arange(base.nv)))
     source = "topic" if overrides.payload is not None else "parameters"
-    return Runtime(model, efforts, output, joints, wrench_root, wrench_local, in_order, overrides, source)
+    units = effort_units(params, joints, output, base.nv)
+    return Runtime(
+        model, efforts, output, joints, wrench_root, wrench_local, in_order, overrides, source, units
+    )
