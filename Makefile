@@ -3,14 +3,23 @@ PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+# ROS 2 Jazzy's launch, launch_testing and ros2 command-line wheels (a ROS install's tools): when
+# this folder exists, set-up installs them and `make test` runs the ROS-install tests
+# (test/ros_install.py); without it those tests skip. Default: shared/ros2-wheels beside the repo.
+ROS2_WHEELS ?= $(abspath $(CURDIR)/../shared/ros2-wheels)
+export ROS2_WHEELS
+# set-up again when the wheels are there but not yet in the venv, or newer than it
+ROS2_SETUP := $(if $(wildcard $(ROS2_WHEELS)/install.sh),$(wildcard $(ROS2_WHEELS)/*.whl) \
+	$(if $(wildcard $(VENV)/.ros2-wheels),,FORCE))
 
 .PHONY: demo test test-unit lint bench soak-sequences clean
 
-$(STAMP): requirements.txt requirements-dev.txt setup.py
+$(STAMP): requirements.txt requirements-dev.txt setup.py $(ROS2_SETUP)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -r requirements-dev.txt
 	$(PY) -m pip install --quiet --no-deps -e .
+	if [ -x "$(ROS2_WHEELS)/install.sh" ]; then "$(ROS2_WHEELS)/install.sh" $(PY) && touch $(VENV)/.ros2-wheels; fi
 	touch $(STAMP)
 
 demo: $(STAMP)
@@ -43,6 +52,8 @@ bench: $(STAMP)
 soak-sequences: $(STAMP)
 	RNEA_FUZZ_SEQUENCES=300 RNEA_FUZZ_STEPS=30 RNEA_FUZZ_RANDOM=1 $(PY) -m pytest -q -s -p no:cacheprovider \
 		test/test_fuzz_node_sequences.py
+
+FORCE:
 
 clean:
 	rm -rf $(VENV) build install log *.egg-info
