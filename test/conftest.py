@@ -28,10 +28,7 @@ KINDS = ("unit", "ros", "system")
 # launch_testing files (a generate_test_description) run under launch_testing's own runner, from
 # test_launch_files.py; pytest does not collect them itself (launch_testing's pytest plugin does
 # not load under pytest 9, see setup.cfg)
-LAUNCH_TESTS = sorted(
-    p.name for p in Path(HERE).glob("test_*.py") if "def generate_test_description" in p.read_text()
-)
-collect_ignore = list(LAUNCH_TESTS)
+collect_ignore = [p.name for p in ros_install.launch_testing_files()]
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -59,7 +56,7 @@ def colcon_workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def ros_env(colcon_workspace: Path) -> dict[str, str]:
+def ros_env(request: pytest.FixtureRequest) -> dict[str, str]:
     """The environment of a sourced workspace on a ROS 2 install (skips without the wheels)."""
-    ros_install.require_ros_install()
-    return ros_install.sourced_env(colcon_workspace)
+    ros_install.require_ros_install()  # before the build: skip at once
+    return ros_install.sourced_env(request.getfixturevalue("colcon_workspace"))

@@ -1,7 +1,7 @@
 """The ROS 2 install path of the tests: ROS 2 Jazzy's launch, launch_testing and `ros2` command-line
 wheels (the folder ROS2_WHEELS, by default shared/ros2-wheels beside the repo; `make` set-up
 installs them into the venv), a colcon-built workspace of the package, its environment as
-`source install/setup.bash` gives it, and `ros2` commands run in it.
+`install/setup.bash` (here setup.sh) gives it, and `ros2` commands run in it.
 
 Tests that need a ROS install call `require_ros_install()`: they skip when the wheels folder does
 not exist (the pip-only set-up), and fail when it exists but the wheels are not installed. One
@@ -48,6 +48,12 @@ def require_ros_install() -> None:
         pytest.fail(f"{WHEELS} exists but {missing or 'ros2'} is not installed: run `make .venv/.installed`")
 
 
+def launch_testing_files() -> list[Path]:
+    """The launch_testing test files of test/ (those with a generate_test_description)."""
+    here = Path(__file__).resolve().parent
+    return sorted(p for p in here.glob("test_*.py") if "def generate_test_description" in p.read_text())
+
+
 def source_files() -> list[str]:
     """The files git tracks or would track (what a clone of the working tree holds)."""
     out = subprocess.run(
@@ -87,11 +93,12 @@ def colcon_build(ws: Path) -> Path:
 
 
 def sourced_env(install: Path) -> dict[str, str]:
-    """The environment after `source install/setup.bash` (AMENT_PREFIX_PATH, PYTHONPATH, PATH …),
-    with this venv's bin first on PATH (its python, `ros2`) as an activated venv has it."""
+    """The environment after sourcing the workspace (AMENT_PREFIX_PATH, PYTHONPATH, PATH …), with
+    this venv's bin first on PATH (its python, `ros2`) as an activated venv has it. colcon from
+    PyPI without colcon-bash writes install/setup.sh, which gives what install/setup.bash would."""
     base = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
     proc = subprocess.run(
-        ["bash", "-c", f'source "{install}/setup.bash" && env -0'],
+        ["bash", "-c", f'. "{install}/setup.sh" && env -0'],
         env=base,
         capture_output=True,
         timeout=60,

@@ -105,7 +105,7 @@ class InverseDynamicsNode(Node):
             JointTrajectory, "~/joint_trajectory", guard("joint_trajectory", self._on_trajectory), 10
         )
         self.create_subscription(WrenchStamped, "~/ee_wrench", guard("ee_wrench", self._on_wrench), 10)
-        self.add_pre_set_parameters_callback(parameters.as_schema_types(parameters.INVERSE_DYNAMICS))  # 1 → 1.0
+        self.add_pre_set_parameters_callback(parameters.as_schema_types(parameters.INVERSE_DYNAMICS))
         self.add_on_set_parameters_callback(self._on_set_parameters)
         self.add_post_set_parameters_callback(guard("parameters", self._on_parameters_set))
         self.create_timer(self._params["diagnostics_period"], guard("diagnostics", self._publish_diagnostics))
