@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
-from ros_install import BIN, REPO, Background
+from ros_install import BIN, REPO, Background, ros2_retry
 
 from rnea_ros import RobotModel, rnea
 from rnea_ros.robots import example_urdf_path
