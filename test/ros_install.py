@@ -141,7 +141,9 @@ def ros2_retry(
 
 
 class Background:
-    """A command (e.g. `ros2 launch …`) running in its own process group, its output in a file."""
+    """A command (e.g. `ros2 launch …`) running in its own process group, its output in a file,
+    from the log's folder (not the repo root, whose rnea_ros/ and launch/ would shadow the
+    installed packages for `python -m`)."""
 
     def __init__(self, args: list[str], env: dict[str, str], log: Path) -> None:
         self.log_path = log
@@ -152,6 +154,7 @@ class Background:
             stdout=self._log,
             stderr=subprocess.STDOUT,
             text=True,
+            cwd=log.parent,
             start_new_session=True,
             preexec_fn=_die_with_parent,
         )

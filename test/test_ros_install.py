@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 import yaml
 from ros_install import BIN, REPO, Background, ros2_retry
+from std_msgs.msg import String
 
 from rnea_ros import RobotModel, rnea
 from rnea_ros.robots import example_urdf_path
@@ -23,6 +24,7 @@ from rnea_ros.testing.rosgraph import Driver
 
 pytestmark = pytest.mark.system
 
+DEMO_TIMEOUT = 900.0  # s: the lock-step demo of 12 simulated seconds (a few minutes when loaded)
 START = 180.0  # s: a node loads its kernels first (a cold numba cache in the workspace compiles them)
 PANDA = example_urdf_path("panda")
 MODEL = RobotModel.from_urdf(PANDA.read_text(), tip_link="panda_hand")
@@ -67,6 +69,7 @@ def test_every_readme_ros2_line_is_tested_or_real_robot_only() -> None:
     unknown = [line for line in lines if not any(line.startswith(prefix) for prefix in README_LINES)]
     assert not unknown, f"README ros2 lines neither tested nor marked real-robot-only: {unknown}"
     tests = {v for v in README_LINES.values() if v.startswith("test_")}
+    assert "-p robot_description" not in (REPO / "README.md").read_text(), "rcl parses -p values as YAML"
     defined = set(globals()) | set(vars(TestInverseDynamicsLaunch))
     assert tests <= defined, f"no such tests: {tests - defined}"
 
@@ -159,8 +162,6 @@ def test_run_node_with_the_package_params_file(ros_env: dict[str, str], tmp_path
     driver = Driver("ros_run_driver")
     try:
         proc.wait_for("waiting for a URDF on topic robot_description", START)
-        from std_msgs.msg import String
-
         driver.description.publish(String(data=PANDA.read_text()))
         driver.spin(0.5)
         out = proc.wait_for("from topic robot_description: 7 joints", 60.0)
@@ -169,3 +170,66 @@ def test_run_node_with_the_package_params_file(ros_env: dict[str, str], tmp_path
         driver.close()
         code = proc.stop()
     assert code == 0, proc.output()[-4000:]
+
+
+def test_trajectory_feedforward_launch(ros_env: dict[str, str], tmp_path: Path) -> None:
+    """`ros2 launch rnea_ros trajectory_feedforward.launch.py tip_link:=panda_hand`, the URDF from
+    the robot_description topic; `ros2 param set` of an integer keeps the double type."""
+    proc = launch(ros_env, tmp_path, "trajectory_feedforward.launch.py", "tip_link:=panda_hand")
+    driver = Driver("feedforward_launch_driver")
+    try:
+        proc.wait_for("waiting for a URDF on topic robot_description", START)
+        driver.description.publish(String(data=PANDA.read_text()))
+        out = proc.wait_for("from topic robot_description: 7 joints", 60.0)
+        assert f"trajectories for {ARM}" in out
+        node = "/trajectory_feedforward"
+        assert "Set parameter successful" in param(ros_env, "set", node, "effort_limit_scale", "2")
+        assert "Type: double" in param(ros_env, "describe", node, "effort_limit_scale")
+        assert "Double value is: 2.0" in param(ros_env, "get", node, "effort_limit_scale")
+    finally:
+        driver.close()
+        code = proc.stop()
+    assert code == 0, proc.output()[-4000:]
+
+
+# URDFs whose comments hold ": " (rcl's YAML parsing of `-p robot_description:=...` stops there)
+YAML_LIKE_COMMENTS = (
+    "ur_description/urdf/ur5_robot.urdf",
+    "solo_description/robots/solo12.urdf",
+    "tiago_description/robots/tiago.urdf",
+)
+
+
+@pytest.mark.parametrize("name", YAML_LIKE_COMMENTS)
+def test_launch_urdf_file_passes_any_urdf_as_text(ros_env: dict[str, str], tmp_path: Path, name: str) -> None:
+    """The README's user path for a URDF file, `urdf_file:=`, loads files `-p` cannot pass."""
+    path = example_urdf_path(name)
+    text = path.read_text()
+    assert any(": " in c.split("-->")[0] for c in text.split("<!--")[1:]), "no ': ' in a comment"
+    nv = RobotModel.from_urdf(text).nv
+    proc = launch(ros_env, tmp_path, "inverse_dynamics.launch.py", f"urdf_file:={path}")
+    try:
+        proc.wait_for(f"from parameter robot_description: {nv} joints", START)
+        described = param(ros_env, "get", NODE, "robot_description")
+        assert described.startswith("String value is: "), described[:200]
+        assert described.removeprefix("String value is: ").rstrip("\n") == text.rstrip("\n")
+    finally:
+        code = proc.stop()
+    assert code == 0, proc.output()[-4000:]
+
+
+def test_demo_launch_prints_its_table(ros_env: dict[str, str], tmp_path: Path) -> None:
+    """`ros2 launch rnea_ros demo.launch.py` in lock-step (every physics step waits for its
+    command: deterministic whatever the load) for 12 simulated seconds: it prints its table and
+    meets its targets, and the launch ends when the demo does."""
+    args = ("lockstep:=true", "duration:=12", "plot:=false", f"out:={tmp_path}")
+    proc = launch(ros_env, tmp_path, "demo.launch.py", *args)
+    try:
+        code = proc.wait(DEMO_TIMEOUT)
+    finally:
+        proc.stop()
+    out = proc.output()
+    assert "PD + RNEA" in out and "hold drift" in out, out[-4000:]
+    assert "ran 12 s simulated" in out and "(lock-step" in out, out[-4000:]
+    assert "all met" in out, out[-4000:]
+    assert code == 0, out[-4000:]
