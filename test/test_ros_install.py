@@ -207,9 +207,13 @@ def test_launch_urdf_file_passes_any_urdf_as_text(ros_env: dict[str, str], tmp_p
     text = path.read_text()
     assert any(": " in c.split("-->")[0] for c in text.split("<!--")[1:]), "no ': ' in a comment"
     nv = RobotModel.from_urdf(text).nv
-    proc = launch(ros_env, tmp_path, "inverse_dynamics.launch.py", f"urdf_file:={path}")
+    extra = tmp_path / "identified.yaml"  # as `identify --out-params` writes it
+    extra.write_text(yaml.safe_dump({"inverse_dynamics": {"ros__parameters": {"effort_limit_scale": 0.5}}}))
+    args = (f"urdf_file:={path}", f"extra_params_file:={extra}")
+    proc = launch(ros_env, tmp_path, "inverse_dynamics.launch.py", *args)
     try:
         proc.wait_for(f"from parameter robot_description: {nv} joints", START)
+        assert "Double value is: 0.5" in param(ros_env, "get", NODE, "effort_limit_scale")
         described = param(ros_env, "get", NODE, "robot_description")
         assert described.startswith("String value is: "), described[:200]
         assert described.removeprefix("String value is: ").rstrip("\n") == text.rstrip("\n")
