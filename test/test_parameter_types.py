@@ -69,6 +69,14 @@ def get_parameters(driver: Driver, node: str, names: list[str]) -> dict[str, obj
         driver.node.destroy_client(client)
 
 
+def wait_for_log(path: Path, text: str, timeout: float = 180.0) -> None:
+    """Until the node's log holds `text` (it answers services once its kernels are loaded)."""
+    end = time.monotonic() + timeout
+    while text not in path.read_text() and time.monotonic() < end:
+        time.sleep(0.2)
+    assert text in path.read_text(), path.read_text()
+
+
 def assert_doubles(values: dict[str, object], expected: dict[str, int | list[int]], schema: dict) -> None:
     for name, value in values.items():
         want = DOUBLE_TYPES[schema[name].type]
@@ -95,6 +103,7 @@ def test_integers_for_doubles_are_stored_as_doubles(tmp_path: Path, node: str) -
     proc.log = log  # type: ignore[attr-defined]
     driver = Driver(f"types_driver_{node}")
     try:
+        wait_for_log(tmp_path / "node.log", "waiting for a URDF on topic robot_description")
         names = sorted(params)
         assert_doubles(get_parameters(driver, node, names), params, schema)  # the params file
         driver.set_client = driver.node.create_client(SetParameters, f"/{node}/set_parameters")

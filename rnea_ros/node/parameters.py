@@ -332,6 +332,8 @@ def declare(
         start = param.default
         if name in overrides:
             start = _as_schema_type(param, overrides[name]).value
+            if start is not None:  # the schema's message before rclpy's own range check
+                validate_value(param, start if isinstance(start, (str, bool, int, float)) else list(start))
         try:
             value = node.declare_parameter(name, start, _descriptor(param), ignore_override=True).value
         except (
