@@ -47,6 +47,7 @@ bench: $(STAMP)
 	$(PY) bench/friction_semantics.py
 	$(PY) bench/identify_mismatch.py
 	$(PY) bench/demo_all_arms.py
+	$(PY) bench/demo_real_time.py
 
 # The long stateful fuzz of the running node (make test runs 30 sequences of 20 steps).
 soak-sequences: $(STAMP)

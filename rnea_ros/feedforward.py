@@ -15,6 +15,7 @@ compute every term of a cycle into a preallocated table: M(q) and the friction r
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -24,6 +25,8 @@ from . import kernels as k
 from ._jit import njit
 from .dynamics import GRAVITY, Data, raise_not_finite, wrench_arrays
 from .errors import RneaError
+from .feedback_bound import REFRESH, bound_gains_kernel, inverse_inertia_kernel
+from .feedback_bound import warm as warm_bound
 from .friction import Friction
 from .friction_compensation import CompensationRules, coefficient_table, friction_kernel, update_period
 from .friction_compensation import warm as _warm_kernels
@@ -46,15 +49,18 @@ class EffortLaw:
     effort_limit_scale: float = 1.0
     friction_rules: CompensationRules = CompensationRules()  # scale, feedforward scale, deadband
     guard_window: float = 0.2  # s, window of the runaway guard; 0: no guard
+    max_phase_lag: float = 0.5  # rad, bound of the PD gains (rnea_ros.feedback_bound); 0: none
 
 
 class LoopState:
     """What the friction compensation remembers between calls: the loop period estimate (s), the
     last call's time t (s), and the last sample the friction path stored (its time sample_t, its
-    q, q̇, applied total and friction term as rows of `prev`)."""
+    q, q̇, applied total and friction term as rows of `prev`). `delay` follows the longest recent
+    state age at once and shorter ones slowly, as `period` does."""
 
     def __init__(self, n: int) -> None:
         self.period = 0.0
+        self.delay = 0.0  # s, age of the states when their commands were computed (filtered)
         self.t = np.nan
         self.sample_t = np.nan
         self.prev = np.zeros((4, n))
@@ -85,6 +91,16 @@ class Efforts:
         self._law[k.LAW_KP] = law.kp
         self._law[k.LAW_KD] = law.kd
         self._law[k.LAW_LIMIT] = model.effort_limit * law.effort_limit_scale
+        # the table the kernels read: the law with the feedback gains of this cycle (bounded by
+        # the loop's period and delay, rnea_ros.feedback_bound)
+        self._law_now = self._law.copy()
+        self._minv = np.zeros((n, n))  # M(q)⁻¹ of the bound, refreshed every REFRESH s
+        self._minv_t = np.nan
+        self._rows = np.zeros((2, n))
+        self._phase_lag = float(law.max_phase_lag)
+        gains = self._law[k.LAW_KP : k.LAW_KD + 1]
+        self._bounded = self._phase_lag > 0 and bool(np.any(gains))
+        self.feedback_scale = np.ones(n)  # per joint: the last cycle's gain scale s (kp s², kd s)
         self.table = np.zeros((k.OUT_ROWS, n))
         # friction compensation and its runaway guard (state kept between calls)
         self.friction = friction
@@ -119,6 +135,11 @@ class Efforts:
             self.guard = previous.guard
 
     @property
+    def delay(self) -> float:
+        """The state age the feedback bound allows for (filtered), s."""
+        return self.loop.delay
+
+    @property
     def total(self) -> np.ndarray:
         """The clamped command of the last call (view of `table`)."""
         return self.table[k.OUT_TOTAL]
@@ -143,6 +164,7 @@ def compute_efforts(
     *,
     driven: np.ndarray | None = None,
     t: float | None = None,
+    delay: float | None = None,
 ) -> Efforts:
     """Every term of the law for the measured (q, q̇) and desired (q, q̇, q̈) into `efforts.table`;
     raises ValueError (naming the input) on non-finite input instead of returning a non-finite
@@ -151,7 +173,10 @@ def compute_efforts(
     driven: per joint, whether a trajectory drives it (its friction is feedforward at the desired
     velocity; else feedback from the measured one); None: every joint. t: time of the measured
     state, s (any clock; the loop period and the runaway guard come from successive calls; without
-    it no feedback friction compensation is applied)."""
+    it no feedback friction compensation is applied). delay: how old the measured state is when
+    this command is computed, s (the caller's clock minus the state's stamp); with t, the
+    feedback gains are bounded by the loop's period and delay (rnea_ros.feedback_bound); without
+    t the gains are applied as given."""
     q_des, qd_des, qdd_des = desired
     wb, wd = wrench_arrays(efforts.model, wrenches)
     friction_on = efforts._friction_on
@@ -165,7 +190,10 @@ def compute_efforts(
         dt = t - last_t
         loop.period = update_period(loop.period, dt)
         loop.t = t
-    args = (q, qd, q_des, qd_des, qdd_des, efforts._gravity, efforts._switches, efforts._law, wb, wd)
+        if delay is not None:
+            loop.delay = update_delay(loop.delay, delay)
+    law = efforts._law_now
+    args = (q, qd, q_des, qd_des, qdd_des, efforts._gravity, efforts._switches, law, wb, wd)
     try:
         status = k.OK
         if friction_on:
@@ -173,6 +201,18 @@ def compute_efforts(
                 efforts._tree, q, qd, qd_des, driven, efforts._ws, efforts._comp, efforts._mass,
                 loop.period, efforts._coef, guard.state[G_WEIGHT], table[3],
             )  # fmt: skip
+        if status == k.OK and efforts._bounded and t is not None:
+            if not abs(t - efforts._minv_t) < REFRESH:  # also the first time (NaN)
+                status = inverse_inertia_kernel(
+                    efforts._tree, q, efforts._ws, efforts._comp, efforts._mass, friction_on, efforts._minv
+                )
+                efforts._minv_t = t
+            if status == k.OK:
+                lag = 0.5 * loop.period + loop.delay  # zero-order hold of one period, plus the delay
+                bound_gains_kernel(
+                    efforts._minv, efforts._law, law, lag, efforts._phase_lag, efforts.feedback_scale,
+                    efforts._rows,
+                )  # fmt: skip
         if status == k.OK:
             status = k.effort_kernel(efforts._tree, *args, efforts._ws, efforts.table)
     except (ValueError, OverflowError):  # pure-Python fallback only: math.cos(inf) and the like
@@ -194,6 +234,16 @@ def compute_efforts(
         )  # fmt: skip
         loop.sample_t = np.nan if t is None else t
     return efforts
+
+
+def update_delay(delay: float, age: float, release: float = 0.02) -> float:
+    """The filtered state age after a command computed `age` s after its state's stamp: up at
+    once to a longer age, down slowly (by `release` of the difference per command). A negative
+    age (clock skew) counts as 0; a non-finite one leaves it unchanged."""
+    if not math.isfinite(age):
+        return delay
+    age = max(age, 0.0)
+    return age if age > delay else delay + release * (age - delay)
 
 
 @njit
@@ -225,8 +275,8 @@ _warmed = False
 
 
 def warm_friction_path() -> None:
-    """Compile (or load from numba's cache) the friction path's kernels once per process, before
-    the first cycle needs them."""
+    """Compile (or load from numba's cache) the friction path's and the feedback bound's kernels
+    once per process, before the first cycle needs them."""
     global _warmed
     if _warmed:
         return
@@ -241,4 +291,5 @@ def warm_friction_path() -> None:
         tree, np.zeros(3), ws, table, x, x, x, i1, 1e-3, True, np.zeros((3, 1)), np.zeros(1), np.ones(1),
         np.zeros((6, 1)), np.array([0.0, 1.0, 0.0]), table[1], table[2],
     )  # fmt: skip
+    warm_bound()
     _warmed = True

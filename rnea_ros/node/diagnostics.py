@@ -71,6 +71,37 @@ def _friction_values(runtime: Runtime | None) -> dict[str, str]:
     }
 
 
+SCALED = 0.999  # a feedback gain scale below this is reported
+
+
+def feedback_scaled_text(runtime: Runtime) -> str:
+    """Which output joints' PD gains the feedback bound lowers, and why."""
+    efforts = runtime.efforts
+    scale = efforts.feedback_scale[runtime.output]
+    joints = ", ".join(
+        f"{n} x{s:.2f}" for n, s in zip(runtime.output_names, scale, strict=True) if s < SCALED
+    )
+    return (
+        f"feedback gains lowered (kd x s, kp x s^2) by the loop's period {efforts.period * 1e3:.1f} ms and "
+        f"state age {efforts.delay * 1e3:.1f} ms (feedback.max_phase_lag): {joints}"
+    )
+
+
+def _feedback_values(runtime: Runtime | None) -> dict[str, str]:
+    """The feedback bound's state (output joints only)."""
+    if runtime is None:
+        return {"feedback_scale_min": "none", "feedback_scaled_joints": "", "state_age_ms": "none"}
+    efforts = runtime.efforts
+    scale = efforts.feedback_scale[runtime.output]
+    return {
+        "feedback_scale_min": f"{scale.min():.3f}" if scale.size else "none",
+        "feedback_scaled_joints": " ".join(
+            n for n, s in zip(runtime.output_names, scale, strict=True) if s < SCALED
+        ),
+        "state_age_ms": f"{efforts.delay * 1e3:.3f}",
+    }
+
+
 def diagnostic_status(
     name: str,
     base: RobotModel | None,
@@ -81,8 +112,9 @@ def diagnostic_status(
 ) -> DiagnosticStatus:
     """ERROR without a model, or when commands stopped for longer than `timeout` (s) while a
     forward command controller keeps applying the last one; WARN while waiting for the first
-    joint_states, on rejected input, clamping, a description rejected in this period, or a
-    friction term faded out by the runaway guard; else OK."""
+    joint_states, on rejected input, clamping, a description rejected in this period, a
+    friction term faded out by the runaway guard, or feedback gains lowered by the loop's period
+    and delay; else OK."""
     times = sorted(stats.cycle_times)
     input_age = _age(now_ns, stats.last_stamp_ns)
     silent = _age(now_ns, stats.last_command_ns)
@@ -103,6 +135,7 @@ def diagnostic_status(
         "clamped_joints": " ".join(sorted(stats.clamped)),
         "last_model_error": stats.model_error,
         **_friction_values(runtime),
+        **_feedback_values(runtime),
         **{f"internal_error.{where}": text for where, text in sorted(stats.internal_errors.items())},
     }
     threshold = timeout if timeout > 0 else 1.0
@@ -131,6 +164,9 @@ def diagnostic_status(
     elif values["friction_faded_joints"]:
         level = DiagnosticStatus.WARN
         message = f"friction term faded out by the runaway guard: {values['friction_faded_joints']}"
+    elif values["feedback_scaled_joints"]:
+        level = DiagnosticStatus.WARN
+        message = f"feedback gains lowered by a slow or late loop: {values['feedback_scaled_joints']}"
     elif stats.rejected_in_period or stats.clamped:
         level, message = DiagnosticStatus.WARN, "rejected input or clamped efforts"
     else:

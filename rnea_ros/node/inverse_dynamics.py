@@ -40,7 +40,7 @@ from .common import (
     stamp_ns,
     trajectory_points,
 )
-from .diagnostics import CycleStats, diagnostic_status
+from .diagnostics import SCALED, CycleStats, diagnostic_status, feedback_scaled_text
 from .joint_states import JointStateCache, Layout, layout
 from .runtime import Runtime, build_runtime, per_joint_parameters_fit
 
@@ -90,6 +90,7 @@ class InverseDynamicsNode(Node):
         self._pending: tuple[dict, Runtime | None, tuple[str, np.ndarray] | None] | None = None
         self._wrench_override: tuple[str, np.ndarray] | None = None
         self._log = ThrottledLog(self)
+        self._guard_trips_logged = 0
         self.stats = CycleStats()
 
         self._effort_pub = self.create_publisher(Float64MultiArray, "~/effort_commands", 10)
@@ -354,10 +355,14 @@ class InverseDynamicsNode(Node):
             else:  # never fall silent on a trajectory: drop it and compensate the measured state
                 self._loaded = loaded = replace(loaded, trajectory=None)
                 self._drop("bad_trajectory", "~/joint_trajectory cancelled: its desired state is not finite")
-        t = (stamp_ns(msg.header.stamp) or now_ns) * 1e-9  # friction: loop period, runaway guard
+        # the state's time: loop period (friction bound, runaway guard, feedback bound) and age
+        stamp = stamp_ns(msg.header.stamp) or now_ns
         try:  # non-finite desired state or result: ValueError naming it, no command
             wrenches = runtime.wrenches(q)
-            efforts = compute_efforts(runtime.efforts, q, qd, desired, wrenches, driven=driven, t=t)
+            efforts = compute_efforts(
+                runtime.efforts, q, qd, desired, wrenches, driven=driven, t=stamp * 1e-9,
+                delay=(now_ns - stamp) * 1e-9,
+            )  # fmt: skip
         except ValueError as exc:
             self._drop("not_finite", f"joint_states not used: {exc}")
             return
@@ -374,6 +379,11 @@ class InverseDynamicsNode(Node):
         mask = efforts.clamped if out is None else efforts.clamped[out]
         clamped = [names[k] for k in np.flatnonzero(mask)] if mask.any() else []
         self.stats.published(now_ns, time.perf_counter() - t0, clamped)
+        if clamped:
+            text = f"effort clamped to its limit x effort_limit_scale on {', '.join(clamped)}"
+            self._log.warn("clamped", text)
+        if efforts.feedback_scale.min() < SCALED:
+            self._log.warn("feedback_scaled", feedback_scaled_text(runtime))
 
     def _fresh(self, stamp: int, now_ns: int, timeout: float) -> bool:
         """Whether a joint_states stamp is within the timeout of the node clock (else dropped)."""
@@ -434,6 +444,7 @@ class InverseDynamicsNode(Node):
     # --- diagnostics -----------------------------------------------------------------------
 
     def _publish_diagnostics(self) -> None:
+        self._log_guard_trips()
         now = self.get_clock().now()
         msg = DiagnosticArray()
         msg.header.stamp = now.to_msg()
@@ -450,6 +461,23 @@ class InverseDynamicsNode(Node):
         ]
         self._diag_pub.publish(msg)
         self.stats.new_period()
+
+
+    def _log_guard_trips(self) -> None:
+        """A warning when the friction runaway guard faded a joint's friction term out since the
+        last diagnostics (the log, not only /diagnostics, says so)."""
+        loaded = self._loaded
+        if loaded is None:
+            return
+        runtime = loaded.runtime
+        guard = runtime.efforts.guard
+        if guard.trips > self._guard_trips_logged:
+            faded = [n for n, t in zip(runtime.output_names, guard.tripped[runtime.output], strict=True) if t]
+            self.get_logger().warn(
+                f"friction runaway guard: friction term faded out on {', '.join(faded) or 'no joint now'} "
+                f"({guard.trips} trips): it was driving the joint; check friction.* or the URDF's friction"
+            )
+        self._guard_trips_logged = guard.trips
 
 
 def _checked(params: dict) -> dict:

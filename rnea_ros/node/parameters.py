@@ -204,6 +204,16 @@ INVERSE_DYNAMICS = table(
             per_joint="1|n",
         ),
         Param(
+            "feedback.max_phase_lag",
+            "double",
+            0.5,
+            "bound of the PD gains by the measured loop: per joint, kp x s^2 and kd x s (s <= 1) so "
+            "that the PD's crossover frequency on M(q), coupling included, times (half the "
+            "joint_states period + the state's age) stays below this, rad; a slow or late loop "
+            "lowers the bandwidth instead of destabilising the arm; 0: gains as given",
+            bounds=(0.0, 1.5),
+        ),
+        Param(
             "state_source",
             "string",
             "measured",

@@ -187,6 +187,7 @@ def build_runtime(
             params["friction.scale"], params["friction.feedforward_scale"], params["friction.deadband"]
         ),
         guard_window=params["friction.guard_window"],
+        max_phase_lag=params["feedback.max_phase_lag"],
     )
     wrench_link, wrench_root, wrench_tip = ee_wrench(base, params, wrench_override)
     efforts = Efforts(model, friction, law)

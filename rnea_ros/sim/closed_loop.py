@@ -11,8 +11,9 @@ Units: rad, rad/s, N m, J, s (or m, m/s, N for prismatic joints).
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import mujoco
 import numpy as np
@@ -42,7 +43,10 @@ class Loop:
         plant_friction_scale: float = 1.0,
         timestep: float = 1e-3,
         coulomb: str = "implicit",
+        state_delay: int = 0,
     ) -> None:
+        """state_delay: the law sees the state this many physics steps old (stamped with its own
+        time), as a node whose joint_states arrive late does."""
         self.model = RobotModel.from_urdf(urdf)
         held = tuple(j for j in self.model.joint_names if j not in joints)
         self.arm = MujocoArm(urdf, timestep, held=held, friction_scale=plant_friction_scale, coulomb=coulomb)
@@ -52,11 +56,13 @@ class Loop:
         self.friction = friction if friction is not None else Friction.from_model(self.model)
         self.driven = np.zeros(self.model.nv, dtype=bool)
         self._command = np.zeros(self.model.nv)
+        self._past: deque[tuple[float, np.ndarray, np.ndarray]] = deque(maxlen=state_delay + 1)
         self.reset(law)
 
     def reset(self, law: EffortLaw) -> None:
         """The arm at rest at home, time 0, and a fresh effort law (no friction state)."""
         self.arm.reset(self.home)
+        self._past.clear()
         self.efforts = Efforts(self.model, self.friction, law)
 
     def set_law(self, law: EffortLaw) -> None:
@@ -70,14 +76,16 @@ class Loop:
         """One command for the current state and one physics step; desired: q, q̇, q̈ of `joints`
         (None: no trajectory). Returns the command (model order; zero outside `joints`)."""
         arm = self.arm
-        q, qd = arm.q, arm.qd
+        self._past.append((arm.time, arm.q, arm.qd))
+        t, q, qd = self._past[0]  # the newest state, or the one state_delay steps old
         q_des, qd_des, qdd_des = q.copy(), qd.copy(), np.zeros_like(q)
         driven = self.driven
         driven[:] = False
         if desired is not None:
             q_des[self.index], qd_des[self.index], qdd_des[self.index] = desired
             driven[self.index] = True
-        compute_efforts(self.efforts, q, qd, (q_des, qd_des, qdd_des), driven=driven, t=arm.time)
+        desired_state = (q_des, qd_des, qdd_des)
+        compute_efforts(self.efforts, q, qd, desired_state, driven=driven, t=t, delay=arm.time - t)
         command = self._command
         command[:] = 0.0
         command[self.index] = self.efforts.total[self.index]
@@ -171,6 +179,29 @@ def passivity(
     return out
 
 
+def delayed_hold(
+    config: Config, offset: float, state_delay: float, max_phase_lag: float, duration: float = 2.0
+) -> np.ndarray:
+    """The largest |q − home| (rad) of each commanded joint over each 0.1 s of a hold at home,
+    from rest `offset` rad away on every joint, with the model terms and the PD of `config`
+    computed from states `state_delay` s old (shape (duration / 0.1, joints)). A stable loop
+    decays; one its delay destabilises grows until the effort limits."""
+    model = RobotModel.from_urdf(config.urdf)
+    law = replace(_law(config, model, True), max_phase_lag=max_phase_lag)
+    steps = int(round(state_delay / 1e-3))
+    start = {j: v + (offset if j in config.joints else 0.0) for j, v in config.home.items()}
+    loop = Loop(config.urdf, config.joints, law, start, state_delay=steps)
+    home = np.array([config.home.get(j, 0.0) for j in config.joints])
+    hold = (home, np.zeros_like(home), np.zeros_like(home))
+    per_window = int(round(0.1 / loop.arm.timestep))
+    out = np.zeros((int(round(duration / 0.1)), len(config.joints)))
+    for w in range(out.shape[0]):
+        for _ in range(per_window):
+            loop.step(hold)
+            out[w] = np.maximum(out[w], np.abs(loop.arm.q[loop.index] - home))
+    return out
+
+
 def _law(config: Config, model: RobotModel, on: bool) -> EffortLaw:
     index = [model.joint_index(j) for j in config.joints]
     kp, kd = np.zeros(model.nv), np.zeros(model.nv)
@@ -246,4 +277,4 @@ def run_phases(config: Config, plant_friction_scale: float = 1.0) -> Recording:
     )
 
 
-__all__ = ["Coast", "Loop", "coast", "passivity", "run_phases"]
+__all__ = ["Coast", "Loop", "coast", "delayed_hold", "passivity", "run_phases"]

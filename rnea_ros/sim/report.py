@@ -12,6 +12,15 @@ from typing import Any
 
 import numpy as np
 
+from .scenario import SETTLE
+
+
+class RealTimeLost(RuntimeError):
+    """A real-time run stopped early: the machine did not keep real time (the message says how
+    far it was off); `recording` holds the run until then when it could be saved."""
+
+    recording: Recording | None = None
+
 
 @dataclass
 class Recording:
@@ -28,6 +37,8 @@ class Recording:
     latencies: np.ndarray = field(default_factory=lambda: np.zeros(0))  # state → command, s
     guard_trips: int = 0  # friction runaway guard trips seen on /diagnostics
     faded: list[str] = field(default_factory=list)  # joints whose friction term the guard faded
+    applied: np.ndarray | None = None  # (N, n) effort the simulator applied from each state, N m
+    overruns: int = 0  # times the simulator fell so far behind real time that its plant slipped
 
 
 @dataclass(frozen=True)
@@ -108,6 +119,20 @@ def summarize(rec: Recording) -> Summary:
     )
 
 
+def largest_errors(rec: Recording) -> tuple[float | None, float | None]:
+    """The largest |q_des − q| (deg) with the model terms compensated (hold, settling, PD + RNEA)
+    and with PD alone (its window), q_des being the start pose before the first trajectory; None
+    where there is no sample."""
+    desired = np.where(np.isnan(rec.q_des), rec.q[:1], rec.q_des) if rec.q.size else rec.q
+    error = np.degrees(np.abs(desired - rec.q)).max(axis=1) if rec.q.size else np.zeros(0)
+    alone = (rec.t >= rec.pd[0]) & (rec.t < rec.pd[1] + SETTLE)  # and until the model pulled it back
+
+    def worst(mask: np.ndarray) -> float | None:
+        return float(error[mask].max()) if mask.any() else None
+
+    return worst(~alone), worst(alone)
+
+
 def table(s: Summary) -> str:
     """A plain-text table of the summary, one row per joint."""
     w = max(14, *map(len, s.joints))
@@ -150,8 +175,9 @@ def check_targets(s: Summary, drift_deg: float = 0.1, ratio: float = 10.0, max_d
 
 
 def plot(rec: Recording, path: Path, title: str = "") -> Path:
-    """Per joint: desired vs measured position, tracking error (deg, log) and the node's efforts by
-    term (N m); written as PNG."""
+    """Per joint: desired vs measured position, tracking error (deg, log), the effort the
+    simulator applied (clamped, as the arm got it) and, when recorded, the node's terms (N m);
+    written as PNG."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -180,13 +206,17 @@ def plot(rec: Recording, path: Path, title: str = "") -> Path:
         for k, (term, (t, effort)) in enumerate(rec.terms.items()):
             if effort.size and np.any(effort[:, j] != 0):
                 (legend[f"{term} (N m)"],) = ax_tau.plot(t, effort[:, j], color=f"C{k + 1}", lw=0.8)
+        if rec.applied is not None:
+            (legend["applied (N m)"],) = ax_tau.plot(rec.t, rec.applied[:, j], "k", lw=0.6)
         ax_tau.set_ylabel("N m", fontsize=8)
         for ax in (ax_q, ax_e, ax_tau):
             ax.tick_params(labelsize=7)
             ax.grid(alpha=0.3)
     axes[0, 0].set_title("position: desired vs measured")
     axes[0, 1].set_title("tracking error |desired - measured|")
-    axes[0, 2].set_title("efforts by term (inverse_dynamics ~/terms)")
+    axes[0, 2].set_title(
+        "applied effort (simulator)" + (" and terms (inverse_dynamics ~/terms)" if rec.terms else "")
+    )
     for ax in axes[-1]:
         ax.set_xlabel("simulated time, s")
     if title:

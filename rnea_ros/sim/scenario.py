@@ -154,6 +154,8 @@ class Config:
     seed: int = 0
     urdf_path: str = ""
     held: tuple[str, ...] = ()  # the gripper, held by the simulator
+    state_delay: float = 0.0  # s, real time only: joint_states delivered this late
+    max_phase_lag: float = 0.5  # rad, the node's feedback.max_phase_lag (0: gains unbounded)
 
     @property
     def trajectory(self) -> float:
@@ -218,7 +220,13 @@ def make_config(args: argparse.Namespace) -> Config:
         args.seed,
         str(path),
         tuple(j for j in model.joint_names if j not in joints),
+        getattr(args, "state_delay", 0.0),
+        getattr(args, "max_phase_lag", 0.5),
     )
+    if config.state_delay > 0 and config.lockstep:
+        raise ValueError("--state-delay is for real-time runs (not with --lockstep)")
+    if not 0.0 <= config.state_delay <= 1.0 or not 0.0 <= config.max_phase_lag <= 1.5:
+        raise ValueError("--state-delay must be in [0, 1] s and --max-phase-lag in [0, 1.5] rad")
     check_arm(model, home, joints, config.kp, config.kd)
     if config.trajectory < 2.0:
         raise ValueError(f"--duration {args.duration} is too short for --hold {args.hold}")
@@ -236,15 +244,21 @@ def parameters(config: Config) -> dict[str, dict]:
             "initial_positions": [float(config.home[n]) for n in names],
             "rate": RATE,
             "lockstep": config.lockstep,
+            # real time as on a robot: wall-clock stamps, no /clock for every node to take at 1 kHz
+            "wall_clock": not config.lockstep,
+            "publish_clock": config.lockstep,
+            "record": True,  # the supervisor reads the run from the simulator, not from DDS
+            "state_delay": config.state_delay,
             "answer_topic": f"{NODE}/joint_efforts",
-            "start_subscribers": 2,  # the node and the demo's recorder: the run is seen from rest
+            "start_subscribers": 1,  # the node
         },
         "inverse_dynamics": {
             "robot_description": config.urdf,
             "joints": list(config.joints),
-            "use_sim_time": True,
+            "use_sim_time": config.lockstep,
             "feedback.kp": [float(x) for x in config.kp],
             "feedback.kd": [float(x) for x in config.kd],
+            "feedback.max_phase_lag": config.max_phase_lag,
             **{f"compensate.{t}": True for t in MODEL_TERMS},
         },
         "multisine_trajectory": {

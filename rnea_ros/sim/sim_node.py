@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import sys
 import time
+from collections import deque
 
 import numpy as np
 import rclpy
@@ -46,6 +47,10 @@ from ..schema import Param, table
 from .answers import AnswerMatcher
 from .jtc import GAIN_NAMES, Gains, JointTrajectoryController
 from .mujoco_arm import COULOMB_MODELS, INTEGRATORS, MujocoArm
+from .step_log import StepLog
+
+PROGRESS_PERIOD = 0.05  # s between two ~/progress messages
+MAX_CATCH_UP = 50  # physics steps a late wall-clock loop catches up at once
 
 # No QoS event handlers: each one is an entity in every wait set, and the loop waits ~2000 times a second.
 LEAN_PUB = PublisherEventCallbacks(use_default_callbacks=False)
@@ -137,7 +142,30 @@ SIM = table(
             "lockstep: publish an unanswered joint_states again after this, s",
             bounds=(0.001, 60.0),
         ),
-        _p("publish_clock", "bool", True, "publish simulated time on /clock"),
+        _p("publish_clock", "bool", True, "publish simulated time on /clock (not with wall_clock)"),
+        _p(
+            "wall_clock",
+            "bool",
+            False,
+            "real time with the forward controller only: stamp joint_states with the wall clock, as "
+            "a robot's driver does (plant time = wall time since the physics started; a late loop "
+            "catches up with the last command held), no /clock; the nodes run with use_sim_time false",
+        ),
+        _p(
+            "state_delay",
+            "double",
+            0.0,
+            "wall_clock only: joint_states carry the state of this long ago (stamped when it held), "
+            "as a slow driver or network delivers them late, s",
+            bounds=(0.0, 1.0),
+        ),
+        _p(
+            "record",
+            "bool",
+            False,
+            "keep every physics step (time, q, qd, applied effort) for ~/save (std_msgs/String: an "
+            ".npz path; answered on ~/saved)",
+        ),
         _p(
             "start_subscribers",
             "int",
@@ -198,6 +226,20 @@ class SimNode(Node):
             Float64MultiArray, "~/command_latency", 10, event_callbacks=LEAN_PUB
         )
         self._latency_sent = 0
+        # what a supervisor needs instead of every joint_states: the newest stamp at 20 Hz, the
+        # stamp of plant time 0 (latched), and the run's steps on request (~/save)
+        self.progress_pub = self.create_publisher(Clock, "~/progress", 10, event_callbacks=LEAN_PUB)
+        self.origin_pub = self.create_publisher(
+            Clock, "~/time_origin", DESCRIPTION_QOS, event_callbacks=LEAN_PUB
+        )
+        self.saved_pub = self.create_publisher(String, "~/saved", 10, event_callbacks=LEAN_PUB)
+        self.create_subscription(String, "~/save", self._on_save, 10, event_callbacks=LEAN_SUB)
+        self.wall = self.p["wall_clock"] and not self.p["lockstep"]
+        self._delay_ns = round(self.p["state_delay"] * 1e9)
+        self._late: deque | None = deque() if self._delay_ns > 0 else None
+        self.origin_ns = 0  # stamp of plant time 0 (wall_clock: set when the physics starts)
+        self.log: StepLog | None = None
+        self._next_progress = 0.0  # monotonic s
         if self.p["robot_description"]:
             self._load(self.p["robot_description"])
         else:
@@ -241,6 +283,12 @@ class SimNode(Node):
         self.commanded = arm.indices(commanded)
         self.arm = arm
         self.state = JointState(name=list(arm.joint_names))
+        if p["record"]:
+            self.log = StepLog(list(arm.joint_names))
+        if p["wall_clock"] and (p["lockstep"] or p["controller_type"] == JTC):
+            raise ValueError("wall_clock needs real time with the forward command controller")
+        if p["state_delay"] > 0 and not self.wall:
+            raise ValueError("state_delay needs wall_clock")
         if p["controller_type"] == JTC:
             self._load_jtc(commanded)
             return
@@ -351,25 +399,61 @@ class SimNode(Node):
         points = (times, positions, field_of("velocities"), field_of("accelerations"), field_of("effort"))
         return start, points
 
+    def _on_save(self, msg: String) -> None:
+        """Write the recorded steps to the .npz path in the message; answer on ~/saved with the
+        path, or with 'error: ...'."""
+        if self.log is None:
+            answer = "error: not recording (parameter record is false)"
+        else:
+            try:
+                answer = str(self.log.save(msg.data))
+            except (OSError, ValueError) as exc:
+                answer = f"error: {exc}"
+        self.saved_pub.publish(String(data=answer))
+
     def _on_answer(self, msg: JointState) -> None:
         self.matcher.answer(stamp_ns(msg.header.stamp), msg.effort)
 
     # --- loop ------------------------------------------------------------------------------
 
+    def _stamp(self) -> int:
+        """The stamp of the current state, ns: plant time, or with wall_clock the wall time at
+        which the state holds (before the physics starts: now)."""
+        arm = self.arm
+        assert arm is not None  # the loop starts once the arm is built
+        if not self.wall:
+            return round(arm.time * 1e9)
+        if not self._running:
+            return time.time_ns()
+        return self.origin_ns + round(arm.time * 1e9)
+
     def _publish_state(self) -> int:
         """Publish /clock and joint_states for the current simulated time; return the stamp (ns)."""
         arm = self.arm
         assert arm is not None  # the loop starts once the arm is built
-        stamp = round(arm.time * 1e9)
-        if self.clock_pub is not None:
+        stamp = self._stamp()
+        if self.clock_pub is not None and not self.wall:
             clock = Clock()
             set_stamp(clock.clock, stamp)
             self.clock_pub.publish(clock)
         msg = self.state
+        state = (stamp, arm.q.tolist(), arm.qd.tolist(), arm.applied.tolist())
+        if self._late is not None:  # state_delay: the newest state at least that old
+            self._late.append(state)
+            while len(self._late) > 1 and self._late[1][0] <= stamp - self._delay_ns:
+                self._late.popleft()
+            state = self._late[0]
+            stamp = state[0]
         set_stamp(msg.header.stamp, stamp)
-        msg.position, msg.velocity, msg.effort = arm.q.tolist(), arm.qd.tolist(), arm.applied.tolist()
-        self.matcher.published(stamp, time.perf_counter())
+        msg.position, msg.velocity, msg.effort = state[1], state[2], state[3]
+        now = time.perf_counter()
+        self.matcher.published(stamp, now)
         self.state_pub.publish(msg)
+        if now > self._next_progress:
+            progress = Clock()
+            set_stamp(progress.clock, stamp)
+            self.progress_pub.publish(progress)
+            self._next_progress = now + PROGRESS_PERIOD
         return stamp
 
     def _ready(self) -> bool:
@@ -380,6 +464,11 @@ class SimNode(Node):
             self.command is not None
             and self.state_pub.get_subscription_count() >= self.p["start_subscribers"]
         )
+        if self._running:
+            self.origin_ns = time.time_ns() if self.wall else 0
+            origin = Clock()
+            set_stamp(origin.clock, self.origin_ns)
+            self.origin_pub.publish(origin)
         return self._running
 
     def _step(self) -> None:
@@ -391,6 +480,8 @@ class SimNode(Node):
             effort[index] = self.jtc.update(arm.time, arm.q[index], arm.qd[index])
         elif self.command is not None:
             effort[self.commanded] = self.command
+        if self.log is not None:
+            self.log.append(self._stamp(), arm.time, arm.q, arm.qd, effort)
         arm.step(effort)
 
     def _publish_latency(self) -> None:
@@ -433,6 +524,9 @@ class SimNode(Node):
 
     def _run_real_time(self, executor: SingleThreadedExecutor) -> None:
         """Step and publish every 1/rate s of wall time with the last command received."""
+        if self.wall:
+            self._run_wall_clock(executor)
+            return
         period = 1.0 / self.p["rate"]
         tick = time.perf_counter()
         next_latency = tick + 0.5
@@ -448,6 +542,34 @@ class SimNode(Node):
             if tick > next_latency:
                 self._publish_latency()
                 next_latency += 0.5
+
+    def _run_wall_clock(self, executor: SingleThreadedExecutor) -> None:
+        """Plant time follows wall time: after a late wake-up the physics catches up step by step
+        with the last command held (as a real arm moves on while its controller is late), then
+        the newest state is published. More than MAX_CATCH_UP steps behind, the plant slips
+        (counted as an overrun: the machine did not keep real time)."""
+        arm = self.arm
+        assert arm is not None  # run() waits for the arm
+        period = 1.0 / self.p["rate"]
+        next_latency = time.monotonic()
+        while rclpy.ok():
+            if self._ready():
+                behind = (time.time_ns() - self.origin_ns) * 1e-9 - arm.time
+                steps = min(max(int(behind / period + 0.5), 1), MAX_CATCH_UP)
+                for _ in range(steps):
+                    self._step()
+                if behind > (MAX_CATCH_UP + 1) * period:
+                    self.overruns += 1
+                    self.origin_ns = time.time_ns() - round(arm.time * 1e9)  # slip
+                wake = self.origin_ns * 1e-9 + arm.time + period - time.time()
+            else:
+                wake = period
+            self._publish_state()
+            _spin_for(executor, wake)
+            now = time.monotonic()
+            if now > next_latency:
+                self._publish_latency()
+                next_latency = now + 0.5
 
 
 def _spin_for(executor: SingleThreadedExecutor, seconds: float) -> None:

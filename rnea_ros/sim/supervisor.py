@@ -1,16 +1,23 @@
 """The demo's supervisor: runs the three phases against the running nodes and records the loop
-(thin ROS adapter; the timeline is in simulated time, from the joint_states stamps).
+(thin ROS adapter; the timeline is plant time since the physics started, s).
 
-Records joint_states (arm joints), the node's ~/terms, the trajectories sent to the node, the
-simulator's command latencies and the friction runaway guard's keys on /diagnostics; switches
-the node's compensate.* through its set_parameters service and asks multisine_trajectory for a
-trajectory on ~/start.
+It follows the run through the simulator's ~/progress (20 Hz) and ~/time_origin, not through
+joint_states: a subscriber taking every 1 kHz state costs a callback per step, which the
+machine running the controller in real time cannot spare. At the end the simulator saves every
+step (~/save, rnea_ros.sim.step_log). It records the trajectories sent to the node, the
+simulator's command latencies, the friction runaway guard's and the feedback bound's keys on
+/diagnostics and, when asked, the node's ~/terms (the plot; lock-step) or every joint_states
+message (keep_messages); switches the node's compensate.* through its set_parameters service and
+asks multisine_trajectory for a trajectory on ~/start. In real time it ends the run early when
+the machine does not keep real time (RealTimeLost).
 """
 
 from __future__ import annotations
 
 import functools
+import tempfile
 import time
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -23,15 +30,17 @@ from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import QoSProfile, ReliabilityPolicy
+from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
-from std_msgs.msg import Empty, Float64MultiArray
+from std_msgs.msg import Empty, Float64MultiArray, String
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-from ..node.common import stamp_ns
+from ..node.common import DESCRIPTION_QOS, stamp_ns
 from ..trajectory import TrajectorySampler
 from .processes import Processes
-from .report import Recording
-from .scenario import MODEL_TERMS, NODE, RECORDED_TERMS, SETTLE, TAIL, Config
+from .report import RealTimeLost, Recording
+from .scenario import MODEL_TERMS, NODE, RATE, RECORDED_TERMS, SETTLE, TAIL, Config
+from .step_log import load
 
 # joint_states (the numbers) reliable: nothing lost, also not the first states sent while
 # discovery is still settling; the terms (the plot only) best effort, which costs less.
@@ -40,6 +49,12 @@ TERMS_QOS = QoSProfile(depth=1000, reliability=ReliabilityPolicy.BEST_EFFORT)
 # smaller wait sets
 LEAN: dict[str, Any] = {"event_callbacks": SubscriptionEventCallbacks(use_default_callbacks=False)}
 STALL = 20.0  # s of wall time without simulated time advancing: the loop is dead
+SIM = "/mujoco_sim"
+# Real time is lost when, over a WINDOW of plant time, the node answered less than MIN_ANSWERED of
+# the states the simulator published at RATE, or its median answer came later than MAX_LATENCY.
+WINDOW, MIN_ANSWERED, MAX_LATENCY = 2.0, 0.2, 0.010  # s, share, s
+LOOP_START = 180.0  # s for the nodes to come up
+GRACE = 2.0  # s of plant time before the check starts (discovery, the first cycles)
 
 
 class Supervisor:
@@ -62,12 +77,18 @@ class Supervisor:
         self.node = node = Node("demo_supervisor")
         if hold:  # before joint_states is subscribed: the physics waits for that subscriber
             self._hold_home()
-        self.states: list[tuple[int, object]] = []
-        self.index: list[int] | None = None
         self.terms: dict[str, list[tuple[int, object]]] = {t: [] for t in RECORDED_TERMS}
         self.trajectories: list[JointTrajectory] = []
         self.latencies: list[float] = []
-        node.create_subscription(JointState, "joint_states", self._on_state, STATES_QOS, **LEAN)
+        self._window: list[tuple[float, list[float]]] = []  # (plant time, latencies) of the last WINDOW
+        self.origin_ns: int | None = None  # stamp of plant time 0
+        self.saved: str | None = None
+        if keep_messages:
+            node.create_subscription(JointState, "joint_states", self._on_state, STATES_QOS, **LEAN)
+        node.create_subscription(Clock, f"{SIM}/progress", self._on_progress, 10, **LEAN)
+        node.create_subscription(Clock, f"{SIM}/time_origin", self._on_origin, DESCRIPTION_QOS)
+        node.create_subscription(String, f"{SIM}/saved", self._on_saved, 10)
+        self.save_pub = node.create_publisher(String, f"{SIM}/save", 10)
         if record_terms:
             for term in RECORDED_TERMS:
                 node.create_subscription(
@@ -111,22 +132,59 @@ class Supervisor:
     # --- recording -------------------------------------------------------------------------
 
     def _on_state(self, msg: JointState) -> None:
-        if self.index is None:
-            names = list(msg.name)
-            self.index = [names.index(j) for j in self.config.joints]
-        t = stamp_ns(msg.header.stamp)
-        self.states.append((t, msg.position))
         if self.messages is not None:
             self.messages.append(msg)
-        if t * 1e-9 > self.now:
-            self.now = t * 1e-9
+
+    def _on_origin(self, msg: Clock) -> None:
+        self.origin_ns = stamp_ns(msg.clock)
+
+    def _on_progress(self, msg: Clock) -> None:
+        if self.origin_ns is None:
+            return
+        t = self.plant_time(stamp_ns(msg.clock))
+        if t > self.now:
+            self.now = t
             self._advanced = time.monotonic()
+
+    def _on_saved(self, msg: String) -> None:
+        self.saved = msg.data
+
+    def plant_time(self, stamp: int) -> float:
+        """A stamp as plant time since the physics started, s."""
+        return (stamp - (self.origin_ns or 0)) * 1e-9
 
     def _on_term(self, term: str, msg: JointState) -> None:
         self.terms[term].append((stamp_ns(msg.header.stamp), msg.effort))
 
     def _on_latency(self, msg: Float64MultiArray) -> None:
         self.latencies.extend(msg.data)
+        if self.config.lockstep or self.now < GRACE:
+            return
+        self._window.append((self.now, list(msg.data)))
+        while self._window and self._window[0][0] < self.now - WINDOW:
+            self._window.pop(0)
+        self.check_real_time()
+
+    def check_real_time(self) -> None:
+        """RealTimeLost when, over the last WINDOW s, the node answered too few states or too late
+        (real time only; the simulator reports its latencies every 0.5 s)."""
+        if len(self._window) < 2:
+            return
+        span = self._window[-1][0] - self._window[0][0]
+        if span < 0.5 * WINDOW:
+            return
+        samples = [x for _, batch in self._window[1:] for x in batch]
+        answered = len(samples) / (span * RATE)
+        late = float(np.median(samples)) if samples else np.inf
+        if answered < MIN_ANSWERED or late > MAX_LATENCY:
+            raise RealTimeLost(
+                f"the machine did not keep real time at {self.now:.1f} s: over the last {span:.1f} s "
+                f"the node answered {100 * answered:.0f} % of the {RATE:g} Hz joint_states "
+                f"(median answer {late * 1e3:.1f} ms after the state; needed: {100 * MIN_ANSWERED:.0f} % "
+                f"within {MAX_LATENCY * 1e3:g} ms). Stopped before the results say more about the "
+                "machine than about the controller: close other programs, or run with --lockstep "
+                "(each physics step waits for its command; the results do not depend on the machine)"
+            )
 
     def _on_diagnostics(self, msg: DiagnosticArray) -> None:
         for status in msg.status:
@@ -176,17 +234,18 @@ class Supervisor:
         """Ask for a multi-sine from the current pose; return its start (simulated s)."""
         count = len(self.trajectories)
         self.start_pub.publish(Empty())
-        end = time.monotonic() + 10.0
+        end = time.monotonic() + 30.0  # its design runs rnea along it (seconds on a busy machine)
         self._spin_until(lambda: len(self.trajectories) > count or time.monotonic() > end, "a trajectory")
         if len(self.trajectories) == count:
             raise TimeoutError("multisine_trajectory sent no trajectory")
-        return stamp_ns(self.trajectories[-1].header.stamp) * 1e-9
+        return self.plant_time(stamp_ns(self.trajectories[-1].header.stamp))
 
     # --- the run ---------------------------------------------------------------------------
 
     def wait_for_loop(self) -> None:
-        """Until the physics runs and multisine_trajectory listens (60 s at most)."""
-        ready = time.monotonic() + 60.0
+        """Until the physics runs and multisine_trajectory listens (LOOP_START s at most: a first
+        run on a machine whose numba cache is empty compiles the kernels first)."""
+        ready = time.monotonic() + LOOP_START
         self._spin_until(
             lambda: (
                 (self.now > 0 and self.start_pub.get_subscription_count() > 0) or time.monotonic() > ready
@@ -195,7 +254,10 @@ class Supervisor:
             stall=False,
         )
         if self.now <= 0:
-            raise TimeoutError("the closed loop did not start within 60 s (no command reached the simulator)")
+            raise TimeoutError(
+                f"the closed loop did not start within {LOOP_START:g} s (no command reached the simulator; "
+                "the nodes' logs say why)"
+            )
 
     def track(self, duration: float, settle: float = SETTLE) -> tuple[float, float]:
         """From rest: wait `settle` s, run one multi-sine of `duration` s and TAIL s after it; its
@@ -207,33 +269,62 @@ class Supervisor:
         return start, start + duration
 
     def run(self) -> Recording:
+        """The three phases; on RealTimeLost, the exception carries the recording so far (its
+        `recording` attribute, None when the simulator could not save it)."""
+        try:
+            return self._phases()
+        except RealTimeLost as exc:
+            try:
+                exc.recording = self.recording(*self.windows)
+            except (RuntimeError, TimeoutError, ValueError):
+                exc.recording = None
+            raise
+
+    def _phases(self) -> Recording:
         c = self.config
+        self.windows = ((0.0, c.hold), (np.inf, np.inf), (np.inf, np.inf))
         self.wait_for_loop()
         print(f"  loop running; phase 1: hold {c.hold:g} s, no trajectory, model terms compensated")
         self.wait_until(c.hold)
         pd = self.request_trajectory()  # first: it starts from the pose at rest
+        self.windows = ((0.0, c.hold), (pd, pd + c.trajectory), (np.inf, np.inf))
         self.set_parameters({f"compensate.{t}": False for t in MODEL_TERMS})
         print(f"  phase 2 at {self.now:.2f} s: PD alone, trajectory {pd:.2f}..{pd + c.trajectory:.2f} s")
         self.wait_until(pd + c.trajectory)
         self.set_parameters({f"compensate.{t}": True for t in MODEL_TERMS})
         self.wait_until(pd + c.trajectory + SETTLE)
         ff = self.request_trajectory()
+        self.windows = ((0.0, c.hold), (pd, pd + c.trajectory), (ff, ff + c.trajectory))
         print(f"  phase 3 at {self.now:.2f} s: PD + RNEA, trajectory {ff:.2f}..{ff + c.trajectory:.2f} s")
         self.wait_until(ff + c.trajectory + TAIL)
         end = time.monotonic() + 1.0
         self._spin_until(lambda: time.monotonic() > end, "the last latencies", stall=False)
         return self.recording((0.0, c.hold), (pd, pd + c.trajectory), (ff, ff + c.trajectory))
 
+    def steps(self) -> dict[str, np.ndarray]:
+        """Every physics step of the run so far, saved by the simulator (rnea_ros.sim.step_log)."""
+        path = Path(tempfile.mkdtemp(prefix="rnea_demo_")) / "steps.npz"
+        self.saved = None
+        self._spin_until(lambda: self.save_pub.get_subscription_count() > 0, "the simulator's ~/save")
+        self.save_pub.publish(String(data=str(path)))
+        end = time.monotonic() + 30.0
+        self._spin_until(lambda: self.saved is not None or time.monotonic() > end, "~/saved", stall=False)
+        if self.saved is None or self.saved.startswith("error"):
+            raise RuntimeError(f"the simulator did not save the run: {self.saved or 'no answer'}")
+        return load(path)
+
     def recording(self, hold, pd, ff) -> Recording:
         """The recorded data as arrays, with the desired positions the node was sampling."""
-        states = sorted({t: q for t, q in self.states}.items())
-        t = np.array([s for s, _ in states]) * 1e-9
-        q = np.array([np.asarray(p)[self.index] for _, p in states])
+        steps = self.steps()
+        names = [str(n) for n in steps["names"]]
+        index = [names.index(j) for j in self.config.joints]
+        t = (steps["stamp_ns"] - (self.origin_ns or 0)) * 1e-9  # exact ns, as the stamps
+        q, applied = steps["q"][:, index], steps["applied"][:, index]
         q_des = np.full_like(q, np.nan)
         for k, msg in enumerate(self.trajectories):
-            start = stamp_ns(msg.header.stamp) * 1e-9
+            start = self.plant_time(stamp_ns(msg.header.stamp))
             later = self.trajectories[k + 1 :]
-            stop = stamp_ns(later[0].header.stamp) * 1e-9 if later else np.inf
+            stop = self.plant_time(stamp_ns(later[0].header.stamp)) if later else np.inf
             order = [list(msg.joint_names).index(j) for j in self.config.joints]
             points = msg.points
             sampler = TrajectorySampler(
@@ -247,8 +338,10 @@ class Supervisor:
         terms = {}
         for term, samples in self.terms.items():
             samples = sorted({s: e for s, e in samples}.items())
+            if not samples:
+                continue
             terms[term] = (
-                np.array([s for s, _ in samples]) * 1e-9,
+                np.array([self.plant_time(s) for s, _ in samples]),
                 np.array([np.asarray(e) for _, e in samples]).reshape(len(samples), len(self.config.joints)),
             )
         return Recording(
@@ -263,6 +356,7 @@ class Supervisor:
             np.array(self.latencies),
             self.guard_trips,
             list(self.faded),
+            applied,
         )
 
     def close(self) -> None:
