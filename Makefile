@@ -20,6 +20,7 @@ $(STAMP): requirements.txt requirements-dev.txt setup.py $(ROS2_SETUP)
 	$(PY) -m pip install --quiet -r requirements-dev.txt
 	$(PY) -m pip install --quiet --no-deps -e .
 	if [ -x "$(ROS2_WHEELS)/install.sh" ]; then "$(ROS2_WHEELS)/install.sh" $(PY) && touch $(VENV)/.ros2-wheels; fi
+	$(PY) -m rnea_ros.kernel_cache  # numba's kernel cache, so that no first start compiles
 	touch $(STAMP)
 
 demo: $(STAMP)
@@ -40,7 +41,8 @@ lint: $(STAMP)
 bench: $(STAMP)
 	$(PY) bench/bench_kernels.py
 	$(PY) bench/bench_latency.py
-	$(PY) bench/soak.py
+	$(PY) bench/bench_start.py
+	$(PY) bench/soak.py --rate 20000
 	$(MAKE) soak-sequences
 	$(PY) bench/interpolation_error.py
 	$(PY) bench/compare_toppra.py

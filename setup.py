@@ -1,13 +1,37 @@
 """ament_python build script for rnea_ros (also installs with plain pip)."""
 
+import os
+import subprocess
+import sys
 from glob import glob
 
 from setuptools import find_packages, setup
+from setuptools.command.install_lib import install_lib
 
 PACKAGE = "rnea_ros"
 
+
+class InstallLibWithKernels(install_lib):
+    """install_lib, then the numba kernels compiled into the installed package's cache (next to
+    the installed sources), so that the first start of a node finds them (a colcon build, `pip
+    install .`). Not for wheels (machine-specific code); skipped without numba; a failure only
+    warns (the first start compiles then)."""
+
+    def run(self) -> None:
+        super().run()
+        if "bdist_wheel" in self.distribution.commands or os.environ.get("RNEA_ROS_NO_NUMBA"):
+            return
+        path = os.pathsep.join(p for p in (self.install_dir, os.environ.get("PYTHONPATH")) if p)
+        command = [sys.executable, "-m", "rnea_ros.kernel_cache"]
+        env = {**os.environ, "PYTHONPATH": path}
+        try:
+            subprocess.run(command, cwd=self.install_dir, env=env, check=True, timeout=600)
+        except (OSError, subprocess.SubprocessError) as exc:
+            print(f"warning: the numba kernel cache was not prepared ({exc}); the first start compiles it")
+
 setup(
     name=PACKAGE,
+    cmdclass={"install_lib": InstallLibWithKernels},
     version="0.1.0",
     packages=find_packages(exclude=["test", "test.*", "bench"]),
     package_data={PACKAGE: ["py.typed"]},  # PEP 561: the package ships its type hints

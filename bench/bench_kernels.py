@@ -159,6 +159,75 @@ def single_calls(robot: Robot, repeats: int) -> list[dict]:
     return rows
 
 
+TIPS = {"ur5": "tool0", "panda": "panda_hand"}
+
+
+def call_forms(robot: Robot, repeats: int) -> list[dict]:
+    """Per-call µs of every public call form against Pinocchio's matching call, on the same states,
+    interleaved: rnea with the default gravity, gravity as a tuple and as an array, a caller-owned
+    Data (with and without out=), a wrench on the tip (Pinocchio: its fext argument, prebuilt:
+    a lower bound of its cost); gravity_torques the same ways."""
+    import pinocchio as pin
+
+    from rnea_ros import gravity_torques, rnea
+
+    m, pm, pd = robot.model, robot.pin, robot.data
+    ours_states, pin_states = robot.single, robot.single_pin
+    g_tuple, g_array = (0.0, 0.0, -9.81), np.array([0.0, 0.0, -9.81])
+    datas = {k: m.create_data() for k in ("data", "out", "gdata", "wrench")}
+    out = np.empty(m.nv)
+    tip = TIPS[robot.name]
+    wrench = {tip: np.array([1.0, -2.0, 3.0, 0.1, 0.2, -0.3])}
+    fext = pin.StdVec_Force()
+    for _ in range(pm.njoints):
+        fext.append(pin.Force(np.array([1.0, -2.0, 3.0, 0.1, 0.2, -0.3])))
+
+    def loop(call: Callable[..., object], states: list) -> Callable[[], None]:
+        def run() -> None:
+            for q, qd, qdd in states:
+                call(q, qd, qdd)
+
+        return run
+
+    pin_rnea = loop(lambda q, qd, qdd: pin.rnea(pm, pd, q, qd, qdd), pin_states)
+    pin_gravity = loop(lambda q, qd, qdd: pin.computeGeneralizedGravity(pm, pd, q), pin_states)
+    forms = [
+        ("rnea(model, q, qd, qdd)", lambda q, qd, qdd: rnea(m, q, qd, qdd), pin_rnea),
+        ("rnea(..., gravity=tuple)", lambda q, qd, qdd: rnea(m, q, qd, qdd, gravity=g_tuple), pin_rnea),
+        ("rnea(..., gravity=array)", lambda q, qd, qdd: rnea(m, q, qd, qdd, gravity=g_array), pin_rnea),
+        ("rnea(..., data=own)", lambda q, qd, qdd: rnea(m, q, qd, qdd, data=datas["data"]), pin_rnea),
+        ("rnea(..., data=own, out=own)",
+         lambda q, qd, qdd: rnea(m, q, qd, qdd, data=datas["out"], out=out), pin_rnea),
+        ("rnea(..., wrenches={tip: w}, data=own)",
+         lambda q, qd, qdd: rnea(m, q, qd, qdd, wrenches=wrench, data=datas["wrench"]),
+         loop(lambda q, qd, qdd: pin.rnea(pm, pd, q, qd, qdd, fext), pin_states)),
+        ("gravity_torques(model, q)", lambda q, qd, qdd: gravity_torques(m, q), pin_gravity),
+        ("gravity_torques(..., gravity=tuple)",
+         lambda q, qd, qdd: gravity_torques(m, q, gravity=g_tuple), pin_gravity),
+        ("gravity_torques(..., data=own)",
+         lambda q, qd, qdd: gravity_torques(m, q, data=datas["gdata"]), pin_gravity),
+    ]
+    rows = []
+    for name, ours, theirs in forms:
+        run = loop(ours, ours_states)
+        run(), theirs()  # warm caches
+        a, b = _median_pair(run, theirs, repeats)
+        rows.append(dict(form=name, ours=a / STATES * 1e6, pin=b / STATES * 1e6))
+    return rows
+
+
+def print_call_forms(robots: list[Robot], repeats: int) -> None:
+    print(f"\n## Every call form vs Pinocchio's matching call (median of {repeats} x {STATES} states, µs)\n")
+    print("| robot | call | rnea_ros µs | Pinocchio µs | ratio |")
+    print("| --- | --- | --: | --: | --: |")
+    for robot in robots:
+        if robot.name not in TIPS:
+            continue
+        for row in call_forms(robot, repeats):
+            print(f"| {robot.name} | `{row['form']}` | {row['ours']:.2f} | {row['pin']:.2f} "
+                  f"| {row['ours'] / row['pin']:.2f} |")
+
+
 def batch_calls(robot: Robot, repeats: int) -> list[dict]:
     """Seconds for the whole batch in one call vs a Python loop of Pinocchio calls."""
     import pinocchio as pin
@@ -302,6 +371,7 @@ def main() -> None:
     ap.add_argument("--batch-repeats", type=int, default=9)
     ap.add_argument("--first-result-runs", type=int, default=5)
     ap.add_argument("--quick", action="store_true", help="few repeats, small batch (a smoke test)")
+    ap.add_argument("--forms-only", action="store_true", help="only the call forms (Panda, UR5)")
     ap.add_argument("--fallback-child", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.quick:
@@ -318,6 +388,9 @@ def main() -> None:
         f"pinocchio {pin.__version__}; {_cpu()}, {os.cpu_count()} cores"
     )
     gc.disable()
+    if args.forms_only:
+        print_call_forms([Robot(name, STATES) for name in TIPS], args.repeats)
+        return
     robots = [Robot(name, args.batch) for name in ROBOTS]
 
     print(f"\n## Single call (median of {args.repeats} x {STATES} states, µs per call, interleaved)\n")
@@ -338,6 +411,8 @@ def main() -> None:
                 f"| {row['ours'] / row['pin']:.2f} | {row['ours'] / robot.nv:.3f} "
                 f"| {row['pin'] / robot.nv:.3f} | {row['diff']:.1e} |"
             )
+
+    print_call_forms(robots, args.repeats)
 
     print("\n## Fit t = a + b·n over the four robots (a: fixed cost per call µs, b: µs per DOF)\n")
     print("| function | rnea_ros a | rnea_ros b | Pinocchio a | Pinocchio b |")

@@ -15,9 +15,16 @@ stalled machine) are skipped and counted rather than sent in a burst. Subjects:
 - echo: JointState in -> JointState out (input header, positions as efforts) under rclpy.spin
   (the default executor): the reference;
 - echo-waitset: the same echo taking from a dedicated wait set in a loop: the rclpy floor;
+- echo-loop: the same echo spun by the nodes' loop (rnea_ros.node.waitset_loop.WaitSetExecutor);
 - echo-events: the same echo under rclpy.experimental.EventsExecutor().spin_once in a loop;
-- node: `python -m rnea_ros.node.main` (or --node-cmd) with the Panda URDF, tip_link panda_hand,
-  publish_terms false, timed on ~/joint_efforts (which carries the input's header).
+- node, node-default, node-events: `python -m rnea_ros.node.main` (or --node-cmd) with the Panda
+  URDF, tip_link panda_hand, publish_terms false, timed on ~/joint_efforts (which carries the
+  input's header), spinning its default loop (the wait-set loop), rclpy's default executor
+  (RNEA_ROS_EXECUTOR=default) or the EventsExecutor (=events).
+
+Besides the table: the tail of each subject (p99.9, maximum, answers later than 1 and 2 ms) and
+each node subject against the issue's targets. `--long MINUTES` is the long run (1 kHz, one
+repetition of MINUTES per subject).
 
 Every subject runs for the whole bench, each on its own input topic; at each rate the subjects are
 measured one after the other, in an order rotated per repetition, and each subject's p50, p99 and
@@ -27,7 +34,8 @@ while it worked, so an input it merged without answering counts as not delivered
 the subject process's utime + stime over the measurement / the answers received.
 
     .venv/bin/python bench/bench_latency.py [--rates 1000 2000] [--repeat 3] [--duration 8]
-        [--subjects null echo echo-waitset echo-events node] [--node-cmd "python -m ..."]
+        [--subjects null echo echo-waitset echo-loop node node-default ...] [--long MINUTES]
+        [--node-cmd "python -m ..."]
         [--sched auto|fifo|nice|none] [--pin PUB_CPU RX_CPU | --no-pin] [--json out.json]
 """
 
@@ -53,10 +61,14 @@ import yaml
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 ROLES = str(HERE / "latency_roles.py")
-SUBJECTS = ["null", "echo", "echo-waitset", "echo-events", "node"]
+SUBJECTS = ["null", "echo", "echo-waitset", "echo-loop", "echo-events", "node", "node-default", "node-events"]
+DEFAULT_SUBJECTS = ["null", "echo", "echo-waitset", "echo-loop", "node", "node-default"]
 REFERENCE = "echo"
+FLOOR = "echo-waitset"
 RATIOS = ("p50", "p99", "cpu_us")
-ECHO_MODES = {"echo": "spin", "echo-waitset": "waitset", "echo-events": "events"}
+ECHO_MODES = {"echo": "spin", "echo-waitset": "waitset", "echo-loop": "loop", "echo-events": "events"}
+# node subjects: RNEA_ROS_EXECUTOR of each ("" = the node's default, the wait-set loop)
+NODE_EXECUTORS = {"node": "", "node-default": "default", "node-events": "events"}
 
 
 @dataclass
@@ -67,6 +79,7 @@ class Subject:
     argv: list[str] | None  # None: no process (the null subject)
     input: str
     answer: str
+    env: dict = field(default_factory=dict)  # environment overrides of this subject
     proc: subprocess.Popen | None = None
     log: Path | None = None
     cells: list[dict] = field(default_factory=list)
@@ -84,7 +97,7 @@ def subjects_for(names: list[str], node_cmd: list[str], node_answer: str, tmp: P
             answer = f"/latency/{name.replace('-', '_')}/answer"
             argv = [sys.executable, ROLES, "echo", ECHO_MODES[name], topic, answer]
             out.append(Subject(name, argv, topic, answer))
-        elif name == "node":
+        elif name in NODE_EXECUTORS:
             params = {
                 "robot_description": example_urdf_path("panda").read_text(),
                 "tip_link": "panda_hand",
@@ -93,7 +106,11 @@ def subjects_for(names: list[str], node_cmd: list[str], node_answer: str, tmp: P
             path = tmp / "node_params.yaml"
             path.write_text(yaml.safe_dump({"/**": {"ros__parameters": params}}))
             argv = [*node_cmd, "--ros-args", "--params-file", str(path), "-r", f"joint_states:={topic}"]
-            out.append(Subject(name, argv, topic, node_answer))
+            executor = NODE_EXECUTORS[name]
+            answer = node_answer.replace("/inverse_dynamics/", f"/{name.replace('-', '_')}/")
+            argv += ["-r", f"__node:={name.replace('-', '_')}"]
+            env = {"RNEA_ROS_EXECUTOR": executor} if executor else {}
+            out.append(Subject(name, argv, topic, answer, env))
         else:
             raise SystemExit(f"unknown subject {name!r} (choose from {', '.join(SUBJECTS)})")
     return out
@@ -104,7 +121,9 @@ def start(subject: Subject, tmp: Path, env: dict) -> None:
         return
     subject.log = tmp / f"{subject.name}.log"
     with subject.log.open("w") as log:
-        subject.proc = subprocess.Popen(subject.argv, stdout=log, stderr=subprocess.STDOUT, env=env)
+        subject.proc = subprocess.Popen(
+            subject.argv, stdout=log, stderr=subprocess.STDOUT, env={**env, **subject.env}
+        )
 
 
 def stop(subject: Subject) -> None:
@@ -206,7 +225,10 @@ def analyse(tx: np.ndarray, rx: np.ndarray, warmup: int, cpu: float) -> dict:
         "delivered": len(measured) / sent,
         "p50": pct(lat, 50),
         "p99": pct(lat, 99),
+        "p999": pct(lat, 99.9),
         "max": float(lat.max()) if len(lat) else float("nan"),
+        "over_1ms": int((lat > 1.0).sum()),
+        "over_2ms": int((lat > 2.0).sum()),
         "cpu_us": cpu / max(len(rx), 1) * 1e6,  # every answer, warm-up included, as the CPU window
         "publisher_late_p99": float(np.percentile(late, 99)),
         "receiver_lag_p99": pct(take_lag, 99),
@@ -251,7 +273,8 @@ def summarize(cells: list[dict], rates: list[float], names: list[str]) -> list[d
         for name in names:
             mine = [c for c in cells if c["rate"] == rate and c["subject"] == name]
             row = {"rate": rate, "subject": name, "reps": len(mine)}
-            for key in ("delivered", "p50", "p99", "max", "cpu_us"):
+            for key in ("delivered", "p50", "p99", "p999", "max", "cpu_us", "over_1ms", "over_2ms",
+                        "answered"):
                 row[key] = [c[key] for c in mine]
             for key in RATIOS:  # the null subject has no process: nothing to compare
                 row[f"{key}_ratio"] = [
@@ -280,6 +303,44 @@ def markdown(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def tails(rows: list[dict]) -> str:
+    """The tail of every subject: p99.9, the maximum, answers later than 1 and 2 ms (all reps)."""
+    lines = ["| rate Hz | subject | answers | p99.9 ms | max ms | later than 1 ms | later than 2 ms |",
+             "| --: | --- | --: | --: | --: | --: | --: |"]
+    for r in rows:
+        lines.append(
+            f"| {r['rate']:.0f} | {r['subject']} | {sum(r['answered'])} | {median_range(r['p999'], '.3f')} "
+            f"| {np.nanmax(r['max']):.2f} | {sum(r['over_1ms'])} | {sum(r['over_2ms'])} |"
+        )
+    return "\n".join(lines)
+
+
+def verdicts(cells: list[dict], rates: list[float], names: list[str]) -> list[str]:
+    """Each node subject against the issue's targets, from per-repetition ratios (medians)."""
+    out = []
+    for rate in rates:
+        by = {(c["subject"], c["rep"]): c for c in cells if c["rate"] == rate}
+        for name in [n for n in names if n.startswith("node")]:
+            def ratio(key: str, ref: str, name: str = name, by: dict = by) -> float:
+                v = [c[key] / by[(ref, r)][key] for (s, r), c in by.items() if s == name and (ref, r) in by]
+                return float(np.median(v)) if v else float("nan")
+
+            delivered = float(np.median([c["delivered"] for (s, _), c in by.items() if s == name]))
+            checks = [
+                ("delivered", 100 * delivered, "≥ 99 %", delivered >= 0.99, ".2f"),
+                ("p50 / echo", ratio("p50", REFERENCE), "≤ 1.0", ratio("p50", REFERENCE) <= 1.0, ".2f"),
+                ("p99 / echo", ratio("p99", REFERENCE), "≤ 0.5", ratio("p99", REFERENCE) <= 0.5, ".2f"),
+                ("p50 / echo-waitset", ratio("p50", FLOOR), "≤ 1.3", ratio("p50", FLOOR) <= 1.3, ".2f"),
+                ("p99 / echo-waitset", ratio("p99", FLOOR), "≤ 1.3", ratio("p99", FLOOR) <= 1.3, ".2f"),
+                ("CPU / echo", ratio("cpu_us", REFERENCE), "≤ 0.5", ratio("cpu_us", REFERENCE) <= 0.5, ".2f"),
+            ]
+            text = "; ".join(
+                f"{k} {format(v, f)} ({t}: {'met' if ok else 'MISSED'})" for k, v, t, ok, f in checks
+            )
+            out.append(f"- {rate:.0f} Hz {name}: {text}")
+    return out
+
+
 def harness(cells: list[dict], rates: list[float]) -> list[str]:
     out = []
     for rate in rates:
@@ -306,7 +367,10 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=3, help="repetitions (subject order rotated)")
     parser.add_argument("--duration", type=float, default=8.0, help="measured seconds per cell")
     parser.add_argument("--warmup", type=float, default=0.5, help="seconds sent first, not counted")
-    parser.add_argument("--subjects", nargs="+", default=SUBJECTS, choices=SUBJECTS)
+    parser.add_argument("--subjects", nargs="+", default=DEFAULT_SUBJECTS, choices=SUBJECTS)
+    parser.add_argument("--long", type=float, metavar="MINUTES",
+                        help="the long run: 1 kHz, one repetition of MINUTES per subject (default subjects: "
+                             "null, echo-waitset, node); prints p99.9, max, answers later than 1 and 2 ms")
     parser.add_argument("--node-cmd", default=f"{shlex.quote(sys.executable)} -m rnea_ros.node.main",
                         help="command starting the node (--ros-args ... is appended)")
     parser.add_argument("--node-answer", default="/inverse_dynamics/joint_efforts",
@@ -321,6 +385,10 @@ def main() -> int:
                         help="harness priority (auto: fifo if permitted, else nice, else none)")
     parser.add_argument("--json", metavar="PATH", help="also write every cell and the summary as JSON")
     args = parser.parse_args()
+    if args.long:
+        args.rates, args.repeat, args.duration = [1000.0], 1, 60.0 * args.long
+        if args.subjects == DEFAULT_SUBJECTS:
+            args.subjects = ["null", "echo-waitset", "node"]
     if args.sched == "auto":
         args.sched = permitted_priority()
 
@@ -361,6 +429,11 @@ def main() -> int:
           f"load {min(loads):.1f}–{max(loads):.1f}, {time.monotonic() - t_start:.0f} s in all; "
           "median (min–max) over repetitions, max over all\n")
     print(markdown(rows))
+    print("\ntails (every answer of every repetition):\n")
+    print(tails(rows))
+    if REFERENCE in args.subjects and FLOOR in args.subjects:
+        print("\nagainst the targets (median of the per-repetition ratios):")
+        print("\n".join(verdicts(cells, args.rates, args.subjects)))
     print(f"\nharness (publisher and receiver: priority {args.sched}, "
           f"CPUs {'not pinned' if args.pin is None else tuple(args.pin)}, busy-wait {args.spin_us:g} µs):")
     print("\n".join(harness(cells, args.rates)))

@@ -2,7 +2,7 @@
 
     python bench/latency_roles.py publish TOPIC RATE COUNT OUT.npy [--spin-us 20] [--cpu N] [--sched S]
     python bench/latency_roles.py receive TOPIC OUT.npy [--no-wait] [--cpu N] [--sched S]
-    python bench/latency_roles.py echo {spin,waitset,events} IN_TOPIC OUT_TOPIC
+    python bench/latency_roles.py echo {spin,waitset,loop,events} IN_TOPIC OUT_TOPIC
 
 - publish: JointState of the Panda arm's 7 joints on an absolute schedule t_k = t0 + k / RATE
   (sleep until SPIN_US before t_k, then busy-wait; a slot missed by more than 2 periods, when the
@@ -20,6 +20,7 @@
 - echo: the reference subjects, JointState in -> JointState out with the input header (so also
   its stamp and number), the input positions as efforts: `spin` is a plain rclpy node under
   rclpy.spin (the default executor); `waitset` takes from a dedicated wait set in a loop;
+  `loop` spins rnea_ros.node.waitset_loop.WaitSetExecutor (the nodes' loop, with a plain node);
   `events` runs rclpy.experimental.EventsExecutor().spin_once in a loop (its spin() hangs in the
   wheel used here).
 """
@@ -209,6 +210,12 @@ def echo(mode: str, in_topic: str, out_topic: str) -> None:
                 wait_set.wait(50_000_000)
                 while (taken := handle.take_message(JointState, False)) is not None:
                     answer(taken[0])
+        elif mode == "loop":
+            from rnea_ros.node.waitset_loop import WaitSetExecutor
+
+            executor = WaitSetExecutor()
+            executor.add_node(node)
+            executor.spin()
         elif mode == "events":
             from rclpy.experimental import EventsExecutor
 
@@ -243,7 +250,7 @@ def main(argv: list[str]) -> None:
         role.add_argument("--cpu", type=int, help="pin to this CPU")
         role.add_argument("--sched", choices=("fifo", "nice", "none"), default="none")
     role = roles.add_parser("echo")
-    role.add_argument("mode", choices=("spin", "waitset", "events"))
+    role.add_argument("mode", choices=("spin", "waitset", "loop", "events"))
     role.add_argument("input")
     role.add_argument("output")
     args = parser.parse_args(argv)

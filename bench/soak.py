@@ -9,6 +9,7 @@ every published effort (finite, within the URDF limit):
 Prints a table for the README.
 
     .venv/bin/python bench/soak.py [--rate 5000] [--duration 30] [--storm 20000]
+        [--executor waitset|default|events]
 """
 
 from __future__ import annotations
@@ -69,10 +70,10 @@ def main() -> int:
     parser.add_argument("--rate", type=float, default=5000.0)
     parser.add_argument("--duration", type=float, default=30.0)
     parser.add_argument("--storm", type=int, default=20000)
-    parser.add_argument("--executor", choices=("default", "events"), default="default", help="the node's")
+    parser.add_argument("--executor", choices=("waitset", "default", "events"), default="waitset",
+                        help="the node's RNEA_ROS_EXECUTOR (waitset: its default loop)")
     args = parser.parse_args()
-    if args.executor == "events":
-        os.environ["RNEA_ROS_EXECUTOR"] = "events"  # the EventsExecutor loop instead of rclpy.spin
+    os.environ["RNEA_ROS_EXECUTOR"] = args.executor
     tmp = Path(tempfile.mkdtemp(prefix="rnea_soak_"))
     # friction from the measured velocity depends on the measured loop period: off, so that the
     # final check is exact (test_friction_node checks that term)
@@ -103,6 +104,7 @@ def main() -> int:
         output = stop(proc)
     crashes = int(not alive) + output.count("Traceback")
     rows = [
+        ("node's executor", args.executor),
         ("joint_states flood", f"{sent} msgs at {sent / args.duration:.0f} Hz for {args.duration:.0f} s"),
         ("commands during the flood", f"{answered} ({answered / args.duration:.0f} Hz, newest state wins)"),
         ("RSS during the flood", f"{rss[0]:.1f} -> {rss[-1]:.1f} MiB (growth {rss[-1] - rss[0]:+.2f} MiB)"),

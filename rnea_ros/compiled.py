@@ -78,6 +78,9 @@ class Kernel:
 # copies. The packed kernels run the plain ones with the same types: those compile once for both.
 RNEA_PACKED = Kernel(k.rnea_packed_kernel, F, FA, FA, FA, F)
 GRAVITY_PACKED = Kernel(k.gravity_packed_kernel, F, FA, F)
+RNEA_PACKED_GRAVITY = Kernel(k.rnea_packed_gravity_kernel, F, FA, FA, FA, FA, F)
+GRAVITY_PACKED_GRAVITY = Kernel(k.gravity_packed_gravity_kernel, F, FA, FA, F)
+RNEA_PACKED_WRENCH = Kernel(k.rnea_packed_wrench_kernel, F, FA, FA, FA, I64, F, F)
 MASS_MATRIX_PACKED = Kernel(k.mass_matrix_packed_kernel, F, FA, F2)
 RNEA = Kernel(k.rnea_kernel, F, FA, FA, FA, F, F, F)
 RNEA_WRENCH = Kernel(k.rnea_wrench_kernel, F, F, F, F, F, I64, F, F, F)
@@ -93,6 +96,9 @@ EFFORT = Kernel(k.effort_kernel, F, F, F, F, F, F, F, I64, F2, I64, F, F, F2)
 KERNELS = (
     RNEA_PACKED,
     GRAVITY_PACKED,
+    RNEA_PACKED_GRAVITY,
+    GRAVITY_PACKED_GRAVITY,
+    RNEA_PACKED_WRENCH,
     MASS_MATRIX_PACKED,
     RNEA,
     RNEA_WRENCH,
@@ -129,3 +135,4 @@ def compile_kernels() -> Compilation:
 
         warm_friction_path()  # the friction compensation's and runaway guard's kernels
     return Compilation(time.perf_counter() - start, cold, HAVE_NUMBA)
+

@@ -3,7 +3,9 @@
 `--controller forward` (the default): the inverse_dynamics node commands a forward_command_controller;
 `--controller jtc`: the trajectory_feedforward node annotates trajectories that a simulated
 joint_trajectory_controller follows (rnea_ros.sim.jtc_demo); `--mismatch`: a Panda unlike its
-URDF is recorded, identified and tracked with both models (rnea_ros.sim.mismatch_demo).
+URDF is recorded, identified and tracked with both models (rnea_ros.sim.mismatch_demo);
+`--contact`: external-torque estimation and collision detection against MuJoCo, in one process
+(rnea_ros.sim.contact_demo).
 
 A thin entry point that imports nothing from ROS or MuJoCo at import time: the demo's processes
 and supervisor live in rnea_ros.sim and are imported inside `main`. PANDA_ARM and
@@ -24,6 +26,10 @@ def main(argv: list[str] | None = None) -> int:
     the joint_trajectory_controller path instead (`python -m rnea_ros.sim.jtc_demo --help`), with
     `--mismatch` the identification demo (`python -m rnea_ros.demo --mismatch --help`)."""
     args = list(sys.argv[1:] if argv is None else argv)
+    if "--contact" in args:
+        from .sim.contact_demo import main as contact_main
+
+        return contact_main([a for a in args if a != "--contact"])
     if "--mismatch" in args:
         from .sim.mismatch_demo import main as mismatch_main
 

@@ -57,10 +57,13 @@ _FAST = HAVE_NUMBA  # the fast paths call compiled entry points, which take only
 _ND = np.ndarray
 _F64 = np.dtype(np.float64)
 _empty = np.empty
-_RNEA = c.RNEA
-_GRAVITY = c.GRAVITY
 _RNEA_PACKED = c.RNEA_PACKED
 _GRAVITY_PACKED = c.GRAVITY_PACKED
+_RNEA_PACKED_GRAVITY = c.RNEA_PACKED_GRAVITY
+_RNEA_PACKED_WRENCH = c.RNEA_PACKED_WRENCH
+_ZERO_WRENCH = np.zeros(6)
+_SHAPE3 = (3,)
+_GRAVITY_PACKED_GRAVITY = c.GRAVITY_PACKED_GRAVITY
 _MASS_MATRIX_PACKED = c.MASS_MATRIX_PACKED
 
 Wrenches = Mapping[str, npt.ArrayLike]  # link → [fx, fy, fz, tx, ty, tz], root axes (N, N m)
@@ -71,30 +74,81 @@ def _is_vector(x: object) -> bool:
     return type(x) is _ND and x.dtype is _F64 and x.ndim == 1
 
 
-def _fast_options(model: RobotModel, gravity: Any, data: Data | None, out: Any) -> tuple | None:
-    """(gravity array, workspace, comp scratch, result array) for a fast-path call with gravity,
-    data or out given, or None when one of them must go through the checked path."""
-    n = model.nv
+def _bound_result(data: Any, source: np.ndarray, n: int, out: Any) -> np.ndarray | None:
+    """The result vector of a call on a Data whose record already holds the model of packed
+    record `source` (else None, as when `out` cannot take the result)."""
+    if type(data) is not Data or data._source is not source:
+        return None
+    if out is None:
+        return _empty(n)
+    if type(out) is _ND and out.dtype is _F64 and out.shape == (n,) and out.flags.carray:
+        return out
+    return None
+
+
+def _fast_record(model: RobotModel, gravity: Any, data: Data | None, out: Any) -> tuple | None:
+    """(packed record, gravity vector or None, result vector) for a fast-path call with gravity,
+    data or out given: the Data's record (`Data.packed_for`) holds the model and a gravity tuple;
+    a float64 (3,) gravity vector goes to the kernel as is. None when an argument must go through
+    the checked path (which then names it)."""
+    n, source = model._kernel_args
     if data is None:
         data = model.default_data
     elif type(data) is not Data or data.nv < n:
         return None
-    g: np.ndarray | None
-    if gravity is GRAVITY:
-        g = _GRAVITY_ARRAY
-    elif type(gravity) is tuple:
-        g = data.gravity_array(gravity)
-    else:
-        g = gravity if _is_vector(gravity) and gravity.flags.c_contiguous else None
-    if g is None:
+    record = data.packed_for(source, n, gravity)
+    if record is None:
         return None
+    g = None
+    if type(gravity) is not tuple:
+        if not (_is_vector(gravity) and gravity.shape[0] == 3):
+            return None
+        g = gravity
     if out is None:
-        tau = _empty(n)
-    elif _is_vector(out) and out.flags.carray:
-        tau = out
-    else:
+        return record, g, _empty(n)
+    if _is_vector(out) and out.flags.carray and out.shape[0] == n:
+        return record, g, out
+    return None
+
+
+def _rnea_wrench_fast(
+    model: RobotModel, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray, gravity: tuple, wrenches: Any,
+    data: Data | None,
+) -> np.ndarray | None:
+    """rnea with wrenches given as float64 6-vectors, through the Data's record and its wrench
+    arrays for these links (`Data.wrench_layout`, rebuilt when the model or the links change:
+    only the six numbers per link are copied per call); None: the checked path decides."""
+    n, source = model._kernel_args
+    if data is None:
+        data = model.default_data
+    elif type(data) is not Data or data.nv < n:
         return None
-    return g, data.ws, data.comp, tau
+    record = data.packed_for(source, n, gravity)
+    if record is None:
+        return None
+    links = tuple(wrenches)
+    layout = data.wrench_layout
+    if layout is None or layout[0] is not source or layout[1] != links:
+        try:
+            wb, wd = wrench_arrays(model, {link: _ZERO_WRENCH for link in links})
+        except (RneaError, TypeError):  # an unknown link: the checked path names it
+            return None
+        slots: list[tuple[str, slice]] = []  # wrench_arrays' rows: the links not fixed to the root
+        for link in links:
+            if model.link_frame(link).body >= 0:
+                start = len(slots) * k.WRENCH_STRIDE + k.WR_FORCE
+                slots.append((link, slice(start, start + 6)))
+        layout = data.wrench_layout = (source, links, wb, wd, slots)
+    _, _, wb, wd, slots = layout
+    for link, slot in slots:
+        w = wrenches[link]
+        if type(w) is not _ND or w.dtype is not _F64 or w.shape != (6,):
+            return None
+        wd[slot] = w  # force, then moment (WR_MOMENT = WR_FORCE + 3)
+    tau = _empty(n)
+    if _RNEA_PACKED_WRENCH.call(record, q, qd, qdd, wb, wd, tau) == 0:  # OK
+        return tau
+    return None
 
 
 def rnea(
@@ -120,18 +174,41 @@ def rnea(
         and q.ndim == 1
         and qd.ndim == 1
         and qdd.ndim == 1
-        and not wrenches
     ):
-        if gravity is GRAVITY and data is None and out is None:
+        if wrenches:
+            if type(gravity) is tuple and out is None:
+                tau = _rnea_wrench_fast(model, q, qd, qdd, gravity, wrenches, data)
+                if tau is not None:
+                    return tau
+        elif gravity is GRAVITY and data is None and out is None:
             n, packed = model._kernel_args
             tau = _empty(n)
             if _RNEA_PACKED.call(packed, q, qd, qdd, tau) == 0:  # OK
                 return tau
-        else:
-            options = _fast_options(model, gravity, data, out)
-            if options is not None:
-                g, ws, _, tau = options
-                if _RNEA.call(model.kernel_tree(), q, qd, qdd, g, ws, tau) == 0:  # OK
+        else:  # a Data already holding this model (and gravity tuple): its record as it is
+            n, source = model._kernel_args
+            d = model.default_data if data is None else data
+            tau = _bound_result(d, source, n, out)
+            if tau is not None:
+                if gravity is d._gravity_key:
+                    if _RNEA_PACKED.call(d._packed, q, qd, qdd, tau) == 0:  # OK
+                        return tau
+                elif (
+                    type(gravity) is _ND
+                    and gravity.dtype is _F64
+                    and gravity.shape == _SHAPE3
+                    and _RNEA_PACKED_GRAVITY.call(d._packed, q, qd, qdd, gravity, tau) == 0  # OK
+                ):
+                    return tau
+        if not wrenches and (gravity is not GRAVITY or data is not None or out is not None):
+            fast = _fast_record(model, gravity, data, out)
+            if fast is not None:
+                record, g, tau = fast
+                if g is None:
+                    status = _RNEA_PACKED.call(record, q, qd, qdd, tau)
+                else:
+                    status = _RNEA_PACKED_GRAVITY.call(record, q, qd, qdd, g, tau)
+                if status == 0:  # OK
                     return tau
     return _rnea_checked(model, q, qd, qdd, gravity, wrenches, data, out)
 
@@ -190,11 +267,30 @@ def gravity_torques(
             tau = _empty(n)
             if _GRAVITY_PACKED.call(packed, q, tau) == 0:  # OK
                 return tau
-        else:
-            options = _fast_options(model, gravity, data, out)
-            if options is not None:
-                g, ws, _, tau = options
-                if _GRAVITY.call(model.kernel_tree(), q, g, ws, tau) == 0:  # OK
+        else:  # as in rnea
+            n, source = model._kernel_args
+            d = model.default_data if data is None else data
+            bound = _bound_result(d, source, n, out)
+            if bound is not None:
+                if gravity is d._gravity_key:
+                    if _GRAVITY_PACKED.call(d._packed, q, bound) == 0:  # OK
+                        return bound
+                elif (
+                    type(gravity) is _ND
+                    and gravity.dtype is _F64
+                    and gravity.shape == _SHAPE3
+                    and _GRAVITY_PACKED_GRAVITY.call(d._packed, q, gravity, bound) == 0  # OK
+                ):
+                    return bound
+        if gravity is not GRAVITY or data is not None or out is not None:
+            fast = _fast_record(model, gravity, data, out)
+            if fast is not None:
+                record, g, tau = fast
+                if g is None:
+                    status = _GRAVITY_PACKED.call(record, q, tau)
+                else:
+                    status = _GRAVITY_PACKED_GRAVITY.call(record, q, g, tau)
+                if status == 0:  # OK
                     return tau
     n = model.nv
     q = _array(q, "q", n)
@@ -237,11 +333,12 @@ def mass_matrix(model: RobotModel, q: npt.ArrayLike, *, data: Data | None = None
             m = _empty((n, n))
             if _MASS_MATRIX_PACKED.call(packed, q, m) == 0:  # OK
                 return m
-        elif type(data) is Data and data.nv >= model.nv:
-            n = model.nv
-            flat = _empty(n * n)
-            if c.MASS_MATRIX.call(model.kernel_tree(), q, data.ws, data.comp, flat) == 0:  # OK
-                return flat.reshape(n, n)
+        else:
+            n, source = model._kernel_args
+            record = data.packed_for(source, n, GRAVITY) if type(data) is Data and data.nv >= n else None
+            m = _empty((n, n))
+            if record is not None and _MASS_MATRIX_PACKED.call(record, q, m) == 0:  # OK
+                return m
     n = model.nv
     q = _array(q, "q", n)
     data = _data(model, data)

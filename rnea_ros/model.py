@@ -144,12 +144,9 @@ class RobotModel:
     @cached_property
     def default_data(self) -> Data:
         """The workspace functions use without `data=`: created on first use, one per model, shared
-        by every caller of this model (threads: pass your own `create_data()`). With numba it lives
-        in the model's packed record (see `kernels`)."""
-        if not HAVE_NUMBA:
-            return Data(self)
-        _, _, ws, comp = packed_slices(self.nv)
-        return Data._over(self.nv, self._packed[ws], self._packed[comp])
+        by every caller of this model (threads: pass your own `create_data()`). The calls with the
+        default gravity use the model's packed record instead (see `kernels`)."""
+        return Data(self)
 
     @classmethod
     def from_urdf(

@@ -91,3 +91,43 @@ def test_own_workspaces_in_threads_give_the_serial_results() -> None:
     for k in range(4):
         for got, want in zip(results[k], serial, strict=True):
             np.testing.assert_array_equal(got, want)
+
+
+def test_every_fast_call_form_gives_the_checked_paths_numbers_bitwise() -> None:
+    """One Data serving two models in turn, gravity as the default, tuples (equal ones too) and
+    arrays, with and without out=: bitwise the numbers of the checked path (list arguments),
+    which converts every argument and passes gravity to the kernel itself."""
+    panda, ur5 = REFS["panda"].model, REFS["ur5"].model
+    data = panda.create_data()
+    rng = np.random.default_rng(11)
+    gravities = [None, (0.0, 0.0, -9.81), (0.0, 0.0, -9.81), (1.0, -2.0, -3.71), np.array([0.5, 0.0, -9.0])]
+    for step in range(40):
+        model = (panda, ur5)[step % 2 if step < 20 else step // 30]
+        g = gravities[int(rng.integers(len(gravities)))]
+        kw = {} if g is None else {"gravity": g}
+        q, qd, qdd = (rng.normal(size=model.nv) for _ in range(3))
+        want = rnea(model, q.tolist(), qd.tolist(), qdd.tolist(), **kw)
+        want_g = gravity_torques(model, q.tolist(), **kw)
+        out = np.empty(model.nv)
+        for d in (None, data, model.default_data):
+            np.testing.assert_array_equal(rnea(model, q, qd, qdd, data=d, **kw), want)
+            np.testing.assert_array_equal(gravity_torques(model, q, data=d, **kw), want_g)
+        assert rnea(model, q, qd, qdd, data=data, out=out, **kw) is out
+        np.testing.assert_array_equal(out, want)
+        np.testing.assert_array_equal(mass_matrix(model, q, data=data), mass_matrix(model, q.tolist()))
+        if g is None or isinstance(g, tuple):  # wrenches: on the tip, on the root (the root takes it)
+            tip = TIPS["panda" if model is panda else "ur5"]
+            links = [tip] if step % 3 else [tip, model.root_link]
+            w = {link: rng.normal(size=6) for link in links}
+            as_lists = {k: v.tolist() for k, v in w.items()}
+            want_w = rnea(model, q.tolist(), qd.tolist(), qdd.tolist(), wrenches=as_lists, **kw)
+            for d in (None, data):
+                np.testing.assert_array_equal(rnea(model, q, qd, qdd, wrenches=w, data=d, **kw), want_w)
+    with pytest.raises(RneaError, match="gravity"):
+        z = np.zeros(panda.nv)
+        rnea(panda, z, z, z, gravity=(0.0, np.nan, 1.0), data=data)
+    with pytest.raises(RneaError, match=r"wrenches\['panda_hand'\] contains NaN"):
+        z = np.zeros(panda.nv)
+        rnea(panda, z, z, z, wrenches={"panda_hand": np.array([0, 0, np.nan, 0, 0, 0.0])}, data=data)
+    with pytest.raises(RneaError, match="gravity"):
+        gravity_torques(ur5, np.zeros(ur5.nv), gravity=(0.0, 1.0), data=data)

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from rnea_ros import RobotModel
-from rnea_ros.node.joint_states import JointStateCache, layout
+from rnea_ros.node.joint_states import JointStateCache, efforts_of, layout
 from rnea_ros.robots import example_urdf_path
 
 pytestmark = pytest.mark.unit
@@ -61,3 +61,24 @@ def test_a_model_swap_keeps_what_is_known_of_the_shared_joints_only() -> None:
     new = JointStateCache(PANDA, old)
     assert np.array_equal(new.q[:7], np.arange(7.0)) and np.array_equal(new.stamp[:7], np.full(7, 5 * MS))
     assert new.state(0) == ["panda_finger_joint1"]
+
+
+def test_efforts_are_kept_per_joint_with_the_stamp_of_the_message_that_carried_them() -> None:
+    cache = JointStateCache(PANDA)
+    names = [*reversed(ARM), "other_robot_joint"]
+    arm = layout(PANDA, OUTPUT, names)
+    effort = np.array([*np.arange(7.0)[::-1], 99.0])
+    cache.update(arm, np.zeros(8), None, 100 * MS, efforts_of(effort.tolist(), arm))
+    assert np.array_equal(cache.effort[:7], np.arange(7.0)) and np.all(cache.effort_stamp[:7] == 100 * MS)
+    assert np.all(cache.effort_stamp[7:] < 0)  # the fingers' efforts were never received
+    # no effort, a short effort list or a NaN on a carried joint: positions move on, efforts go stale
+    for bad in ([], [1.0] * 3, [*[1.0] * 6, float("nan"), 1.0]):
+        assert efforts_of(bad, arm) is None
+        cache.update(arm, np.ones(8), None, 200 * MS, efforts_of(bad, arm))
+    assert np.all(cache.stamp[:7] == 200 * MS) and np.all(cache.effort_stamp[:7] == 100 * MS)
+    # a NaN on a joint the model does not have is no reason to drop the message's efforts
+    assert efforts_of([*[1.0] * 7, float("nan")], arm) is not None
+    swapped = JointStateCache(PANDA, cache)  # a model swap keeps them like positions
+    assert np.array_equal(swapped.effort, cache.effort) and np.array_equal(
+        swapped.effort_stamp, cache.effort_stamp
+    )

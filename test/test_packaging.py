@@ -68,6 +68,26 @@ def test_ament_index_finds_share_with_launch_and_config(colcon_install: Path) ->
     assert (share / "config" / "controllers_jtc.yaml").is_file()
 
 
+def test_colcon_build_leaves_the_kernels_in_numba_cache_for_the_first_start(colcon_install: Path) -> None:
+    """setup.py's install_lib runs `python -m rnea_ros.kernel_cache` on the installed package: the
+    first start from the install loads every kernel, compiling none."""
+    site = next((colcon_install / "lib").glob("python3*/site-packages"))
+    assert list((site / "rnea_ros" / "__pycache__").glob("kernels.*.nbi")), "no numba cache in the install"
+    code = (
+        "from rnea_ros.kernel_cache import cache_is_cold, cache_location; "
+        "from rnea_ros import compile_kernels; "
+        "print(cache_is_cold(), compile_kernels().cold_cache, cache_location())"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"} | {"PYTHONPATH": str(site)}
+    proc = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300, cwd="/"
+    )
+    assert proc.returncode == 0, proc.stderr
+    cold_before, compiled, where = proc.stdout.split()[-3:]
+    assert (cold_before, compiled) == ("False", "False"), proc.stdout
+    assert Path(where) == site / "rnea_ros" / "__pycache__"
+
+
 def test_pip_wheel_has_the_package_and_its_data(tmp_path: Path) -> None:
     src = copy_package(tmp_path / "src")
     proc = subprocess.run(

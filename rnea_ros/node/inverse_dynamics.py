@@ -30,18 +30,20 @@ from ..feedforward import TERMS, compute_efforts
 from ..model import RobotModel
 from ..task_space import tip_apparent_mass
 from ..trajectory import TrajectorySampler
-from . import parameters
+from . import contact, parameters
 from .common import (
     DESCRIPTION_QOS,
     JOINT_STATES_QOS,
+    ReusedJointState,
     ThrottledLog,
+    clock_ns,
     guarded,
     prepare_kernels,
     stamp_ns,
     trajectory_points,
 )
 from .diagnostics import SCALED, CycleStats, diagnostic_status, feedback_scaled_text
-from .joint_states import JointStateCache, Layout, layout
+from .joint_states import JointStateCache, Layout, efforts_of, layout
 from .runtime import Runtime, build_runtime, per_joint_parameters_fit
 
 # How often the node looks for subscribers of ~/joint_efforts and ~/terms/* (s): counting them
@@ -92,11 +94,13 @@ class InverseDynamicsNode(Node):
         self._log = ThrottledLog(self)
         self._guard_trips_logged = 0
         self.stats = CycleStats()
+        self._contact = contact.ContactMonitor(self, self._params["observer.enabled"])
 
         self._effort_pub = self.create_publisher(Float64MultiArray, "~/effort_commands", 10)
         self._command = Float64MultiArray()
         self._joint_efforts_pub = self.create_publisher(JointState, "~/joint_efforts", 10)
         self._term_pubs = {t: self.create_publisher(JointState, f"~/terms/{t}", 10) for t in TERMS}
+        self._answers = {t: ReusedJointState() for t in (None, *TERMS)}  # per output, refilled
         self._diag_pub = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
         guard = self._guard
         self._joint_states_sub = self.create_subscription(
@@ -177,6 +181,7 @@ class InverseDynamicsNode(Node):
         runtime, override = self._runtime_for(base, params)
         if old is not None:
             per_joint_parameters_fit(params, old.runtime.output_names, runtime.output_names)
+        contact.check(params, runtime.model, len(runtime.output_names))
         return Loaded(base, runtime, JointStateCache(runtime.model, old.cache if old else None)), override
 
     def _install(self, built: tuple[Loaded, tuple | None], source: str) -> None:
@@ -214,6 +219,7 @@ class InverseDynamicsNode(Node):
             override = None if any(p.name == "ee_wrench" for p in params) else self._wrench_override
             previous = None if loaded is None else (loaded.runtime, self._params)
             runtime = None if loaded is None else build_runtime(loaded.base, new, override, previous)
+            contact.check(new, None if runtime is None else runtime.model, n)
         except ValueError as exc:
             self.get_logger().warn(f"parameters rejected: {exc}")
             return SetParametersResult(successful=False, reason=str(exc))
@@ -286,7 +292,7 @@ class InverseDynamicsNode(Node):
         """Merge this message and every one queued behind it (any publisher's), then command once
         for the newest that carries a commanded joint: nothing is lost, the newest state wins."""
         t0 = time.perf_counter()
-        now_ns = self.get_clock().now().nanoseconds
+        now_ns = clock_ns(self.get_clock())
         self.stats.last_receive_ns = now_ns
         loaded = self._loaded
         trigger = None
@@ -332,7 +338,7 @@ class InverseDynamicsNode(Node):
                 joint = msg.name[int(bad[0])]
                 self._drop("not_finite", f"joint_states {what} of '{joint}' is NaN or Inf: no command")
                 return False
-        loaded.cache.update(lay, position, velocity, stamp)
+        loaded.cache.update(lay, position, velocity, stamp, efforts_of(msg.effort, lay))
         if not lay.commanded:
             stats.ignored += 1  # another publisher's joints: kept for the next cycle
         return lay.commanded
@@ -375,7 +381,7 @@ class InverseDynamicsNode(Node):
             terms = efforts.terms
             for term, publisher in self._listened:
                 values = total if term is None else terms[term] if out is None else terms[term][out]
-                publisher.publish(JointState(header=msg.header, name=names, effort=values.tolist()))
+                publisher.publish(self._answers[term].filled(msg.header, names, values))
         mask = efforts.clamped if out is None else efforts.clamped[out]
         clamped = [names[k] for k in np.flatnonzero(mask)] if mask.any() else []
         self.stats.published(now_ns, time.perf_counter() - t0, clamped)
@@ -384,6 +390,10 @@ class InverseDynamicsNode(Node):
             self._log.warn("clamped", text)
         if efforts.feedback_scale.min() < SCALED:
             self._log.warn("feedback_scaled", feedback_scaled_text(runtime))
+        if self._params["observer.enabled"]:  # after the command: the robot does not wait for it
+            cache = loaded.cache
+            fresh = cache.effort_stamp == cache.stamp
+            self._contact.cycle(runtime, self._params, q, qd, cache.effort, fresh, msg.header, stamp)
 
     def _fresh(self, stamp: int, now_ns: int, timeout: float) -> bool:
         """Whether a joint_states stamp is within the timeout of the node clock (else dropped)."""
@@ -459,6 +469,8 @@ class InverseDynamicsNode(Node):
                 self.stats,
             )
         ]
+        if self._params["observer.enabled"]:
+            msg.status.append(self._contact.status(self.get_fully_qualified_name()))
         self._diag_pub.publish(msg)
         self.stats.new_period()
 

@@ -2,8 +2,9 @@
 
 Several publishers may share `joint_states` (joint_state_broadcaster for the arm, a gripper
 driver for the fingers). `JointStateCache` keeps the latest position, velocity and stamp of every
-model joint; a message updates the joints it carries, and the model's state is complete when
-every joint (mimic joints aside: they follow their leader) is no older than the timeout.
+model joint, and the latest measured effort with its own stamp (the contact monitor uses it); a
+message updates the joints it carries, and the model's state is complete when every joint (mimic
+joints aside: they follow their leader) is no older than the timeout.
 """
 
 from __future__ import annotations
@@ -40,7 +41,8 @@ def layout(model: RobotModel, output: np.ndarray, names: list[str]) -> Layout:
 
 
 class JointStateCache:
-    """Latest position (rad or m), velocity (rad/s or m/s) and stamp (ns) of each model joint."""
+    """Latest position (rad or m), velocity (rad/s or m/s) and stamp (ns) of each model joint;
+    `effort` (N m or N) with `effort_stamp`, the stamp of the message that last carried it."""
 
     def __init__(self, model: RobotModel, previous: JointStateCache | None = None) -> None:
         n = model.nv
@@ -48,6 +50,8 @@ class JointStateCache:
         self.q = np.zeros(n)
         self.qd = np.zeros(n)
         self.stamp = np.full(n, NEVER, dtype=np.int64)
+        self.effort = np.zeros(n)
+        self.effort_stamp = np.full(n, NEVER, dtype=np.int64)
         self.mimic = tuple(
             (model.joint_index(j), model.joint_index(m.leader), m.multiplier, m.offset)
             for j, m in model.mimic.items()
@@ -61,13 +65,25 @@ class JointStateCache:
                 j = old.get(name)
                 if j is not None:
                     self.q[i], self.qd[i], self.stamp[i] = previous.q[j], previous.qd[j], previous.stamp[j]
+                    self.effort[i], self.effort_stamp[i] = previous.effort[j], previous.effort_stamp[j]
 
-    def update(self, lay: Layout, position: np.ndarray, velocity: np.ndarray | None, stamp_ns: int) -> None:
-        """Store the message's values (already checked finite) for the joints it carries."""
+    def update(
+        self,
+        lay: Layout,
+        position: np.ndarray,
+        velocity: np.ndarray | None,
+        stamp_ns: int,
+        effort: np.ndarray | None = None,
+    ) -> None:
+        """Store the message's values (already checked finite) for the joints it carries; `effort`
+        None (absent, or not finite) leaves the joints' efforts as they were (stale)."""
         idx = lay.model_index
         self.q[idx] = position[lay.msg_index]
         self.qd[idx] = 0.0 if velocity is None else velocity[lay.msg_index]
         self.stamp[idx] = stamp_ns
+        if effort is not None:
+            self.effort[idx] = effort[lay.msg_index]
+            self.effort_stamp[idx] = stamp_ns
 
     def state(self, oldest_ns: int | None) -> tuple[np.ndarray, np.ndarray] | list[str]:
         """(q, q̇) of every model joint (mimic joints from their leader unless fresh themselves), or
@@ -82,3 +98,12 @@ class JointStateCache:
                 self.q[i] = mult * self.q[leader] + offset
                 self.qd[i] = mult * self.qd[leader]
         return self.q, self.qd
+
+
+def efforts_of(effort: list[float] | np.ndarray, lay: Layout) -> np.ndarray | None:
+    """A joint_states effort field as an array, or None when it does not give a finite effort for
+    every model joint the message carries (empty, wrong length, NaN or Inf)."""
+    if len(effort) == 0 or len(effort) <= int(lay.msg_index.max(initial=-1)):
+        return None
+    values = np.asarray(effort, dtype=float)
+    return values if np.isfinite(values[lay.msg_index]).all() else None

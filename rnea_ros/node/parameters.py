@@ -182,6 +182,67 @@ FEEDBACK_FRICTION_PARAMS = (
     ),
 )
 
+# External-torque estimation and collision detection (node/contact.py), off by default.
+CONTACT_PARAMS = (
+    Param("observer.enabled", "bool", False, "estimate external joint torques from the measured efforts"),
+    Param(
+        "observer.gain",
+        "double_array",
+        [50.0],
+        "momentum observer gain K_O (1/time constant): one value or one per joint, rad/s",
+        bounds=(0.01, 1e4),
+        per_joint="1|n",
+    ),
+    Param(
+        "observer.effort_includes_gravity",
+        "bool",
+        True,
+        "joint_states effort is the applied torque; false: the driver reports it with the gravity "
+        "torque taken out (UR-style), the model's g(q) is added back",
+    ),
+    Param(
+        "observer.friction",
+        "bool",
+        True,
+        "subtract the model friction (friction.*) from the measured effort",
+    ),
+    Param(
+        "observer.wrench_link",
+        "string",
+        "",
+        "link of ~/external_wrench (empty: tip_link; both empty: no wrench)",
+    ),
+    Param(
+        "observer.wrench_damping",
+        "double",
+        1e-3,
+        "damping of the least-squares wrench from the external torques (near singularities)",
+        bounds=(0.0, 10.0),
+    ),
+    Param(
+        "observer.max_gap",
+        "double",
+        0.1,
+        "a gap between joint_states stamps longer than this restarts the observer, s",
+        bounds=(1e-4, 60.0),
+    ),
+    Param(
+        "collision.threshold",
+        "double_array",
+        [10.0],
+        "collision when |external torque| exceeds this: one value or one per joint, N m",
+        bounds=(1e-6, 1e6),
+        per_joint="1|n",
+    ),
+    Param(
+        "collision.hysteresis",
+        "double",
+        0.5,
+        "the collision flag clears when every |external torque| is below hysteresis x threshold",
+        bounds=(0.0, 1.0),
+    ),
+)
+
 INVERSE_DYNAMICS = table(
     (
         *MODEL_PARAMS,
@@ -252,6 +313,7 @@ INVERSE_DYNAMICS = table(
             "tip speed below which the tip counts as at rest, m/s",
             bounds=(0.0, 10.0),
         ),
+        *CONTACT_PARAMS,
     )
 )
 
