@@ -11,19 +11,31 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 # launch_testing's pytest plugins (ROS 2 command-line wheels, when installed) do not load under pytest 9
 PYTEST := $(PY) -m pytest -p no:launch_testing -p no:launch_ros
+# ROS 2 Jazzy's launch, launch_testing and ros2 command-line wheels (a ROS install's tools): when
+# this folder exists, set-up installs them into the Jazzy venv and `make test` runs the
+# ROS-install tests (test/ros_install.py); without it those tests skip. Default:
+# shared/ros2-wheels beside the repo.
+ROS2_WHEELS ?= $(abspath $(CURDIR)/../shared/ros2-wheels)
+export ROS2_WHEELS
+# set-up again when the wheels are there but not yet in the venv, or newer than it
+# (Jazzy's wheels: into the Jazzy venv only)
+ROS2_SETUP := $(if $(filter jazzy,$(ROS_DISTRO)),$(if $(wildcard $(ROS2_WHEELS)/install.sh),\
+	$(wildcard $(ROS2_WHEELS)/*.whl) $(if $(wildcard $(VENV)/.ros2-wheels),,FORCE)))
 
 .PHONY: demo test test-unit test-ros test-kilted lint bench soak-sequences clean
 
-$(STAMP): requirements.txt requirements-dev.txt $(DISTRO_REQUIREMENTS) setup.py
+$(STAMP): requirements.txt requirements-dev.txt $(DISTRO_REQUIREMENTS) setup.py $(ROS2_SETUP)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 ifeq ($(ROS_DISTRO),jazzy)
 	$(PY) -m pip install --quiet -r requirements-dev.txt
+	$(PY) -m pip install --quiet --no-deps -e .
+	if [ -x "$(ROS2_WHEELS)/install.sh" ]; then "$(ROS2_WHEELS)/install.sh" $(PY) && touch $(VENV)/.ros2-wheels; fi
 else
 	grep -hv '^ros-jazzy-\|^-r ' requirements.txt requirements-dev.txt > $(VENV)/requirements-base.txt
 	$(PY) -m pip install --quiet -r $(VENV)/requirements-base.txt -r $(DISTRO_REQUIREMENTS)
-endif
 	$(PY) -m pip install --quiet --no-deps -e .
+endif
 	$(PY) -m rnea_ros.kernel_cache  # numba's kernel cache, so that no first start compiles
 	touch $(STAMP)
 
@@ -69,6 +81,8 @@ bench: $(STAMP)
 soak-sequences: $(STAMP)
 	RNEA_FUZZ_SEQUENCES=300 RNEA_FUZZ_STEPS=30 RNEA_FUZZ_RANDOM=1 $(PY) -m pytest -q -s -p no:cacheprovider \
 		test/test_fuzz_node_sequences.py
+
+FORCE:
 
 clean:
 	rm -rf .venv .venv-kilted build install log *.egg-info

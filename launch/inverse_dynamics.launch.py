@@ -9,6 +9,8 @@ Arguments (`ros2 launch rnea_ros inverse_dynamics.launch.py --show-args`):
   robot_description parameter; empty: the node listens on the robot_description topic, as
   published by robot_state_publisher.
 - params_file: the node's parameters; default: the package's config/inverse_dynamics.yaml.
+- extra_params_file: a second parameter file, applied after params_file (e.g. what `identify
+  --out-params` wrote); default: none.
 - commands_topic: where ~/effort_commands goes; default /effort_controller/commands (the
   ForwardCommandController of config/controllers.yaml).
 - namespace, use_sim_time, log_level: as usual.
@@ -72,13 +74,14 @@ def launch_node(context, *args, **kwargs):
     if arg["urdf_file"]:
         # value_type=str: the URDF is passed as text, never interpreted as YAML.
         overrides["robot_description"] = ParameterValue(read_description(arg["urdf_file"]), value_type=str)
+    files = [arg[name] for name in ("params_file", "extra_params_file") if arg[name]]
     node = Node(
         package=PACKAGE,
         executable="inverse_dynamics_node",
         name="inverse_dynamics",
         namespace=arg["namespace"],
         output="screen",
-        parameters=[arg["params_file"], overrides] if arg["params_file"] else [overrides],
+        parameters=[*files, overrides],
         remappings=[("~/effort_commands", arg["commands_topic"])],
         arguments=["--ros-args", "--log-level", arg["log_level"]],
     )
@@ -91,6 +94,7 @@ ARGUMENTS = {
         None,
         "parameter file of the node (default: the package's config/inverse_dynamics.yaml; empty: none)",
     ),
+    "extra_params_file": ("", "a second parameter file, applied after params_file (empty: none)"),
     "commands_topic": ("/effort_controller/commands", "topic ~/effort_commands is remapped to"),
     "namespace": ("", "namespace of the node (joint_states and robot_description are relative)"),
     "use_sim_time": ("false", "use the /clock topic (true/false)"),

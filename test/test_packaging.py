@@ -1,19 +1,20 @@
 """Packaging: the package builds with colcon as on a ROS 2 install, and with pip alone.
 
 colcon-core, colcon-ros, colcon-python-setup-py and ament_package come from PyPI (requirements-dev).
-The package is copied (files git tracks or would track) into a temporary colcon workspace.
+The package is copied (files git tracks or would track) into a temporary colcon workspace
+(test/ros_install.py; conftest's session fixture `colcon_workspace` builds it once).
 """
 
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 import zipfile
 from pathlib import Path
 
 import pytest
+from ros_install import copy_package
 
 pytestmark = pytest.mark.system
 
@@ -27,42 +28,10 @@ SCRIPTS = (
 )
 
 
-def _source_files() -> list[str]:
-    out = subprocess.run(
-        ["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
-        cwd=REPO,
-        capture_output=True,
-        check=True,
-    ).stdout.decode()
-    return [f for f in out.split("\0") if f and (REPO / f).is_file()]
-
-
-def _copy_package(dest: Path) -> Path:
-    pkg = dest / "rnea_ros"
-    for rel in _source_files():
-        target = pkg / rel
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(REPO / rel, target)
-    return pkg
-
-
 @pytest.fixture(scope="module")
-def colcon_install(tmp_path_factory) -> Path:
-    """Install prefix of rnea_ros after `colcon build` in a fresh workspace."""
-    colcon = Path(sys.executable).parent / "colcon"
-    if not colcon.exists():
-        pytest.fail("colcon is not installed in this environment (requirements-dev.txt)")
-    ws = tmp_path_factory.mktemp("colcon_ws")
-    _copy_package(ws / "src")
-    proc = subprocess.run(
-        [str(colcon), "build", "--base-paths", "src"],
-        cwd=ws,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    return ws / "install" / "rnea_ros"
+def colcon_install(colcon_workspace: Path) -> Path:
+    """Install prefix of rnea_ros after `colcon build` in a fresh workspace (one per session)."""
+    return colcon_workspace / "rnea_ros"
 
 
 def test_colcon_build_installs_console_scripts_in_lib_package(colcon_install: Path) -> None:
@@ -120,7 +89,7 @@ def test_colcon_build_leaves_the_kernels_in_numba_cache_for_the_first_start(colc
 
 
 def test_pip_wheel_has_the_package_and_its_data(tmp_path: Path) -> None:
-    src = _copy_package(tmp_path / "src")
+    src = copy_package(tmp_path / "src")
     proc = subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-w", str(tmp_path), "."],
         cwd=src,

@@ -3,11 +3,15 @@
 MODEL_PARAMS (where the model comes from) and LAW_PARAMS (what is compensated, friction, payload,
 limits) are shared by every node that evaluates the model, so their names, defaults and rules
 cannot drift apart. Every parameter is declared with dynamic typing so that `1` is accepted for
-`1.0`; `rnea_ros.schema.validate_value` checks and converts each value instead of rclpy.
+`1.0`; `rnea_ros.schema.validate_value` checks and converts each value instead of rclpy. An
+integer (or integer array) given for a double (or double array), in a params file or by `ros2
+param set`, is stored as a double (`as_schema_types`), so `ros2 param describe` and
+rqt_reconfigure keep showing the schema's type.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -399,6 +403,27 @@ def _descriptor(param: Param) -> ParameterDescriptor:
     return descriptor
 
 
+def _as_schema_type(param: Param | None, p: Parameter) -> Parameter:
+    """`p` with an integer value turned into the double (array) `param` declares; else `p`."""
+    if param is None:
+        return p
+    if param.type == "double" and p.type_ == Parameter.Type.INTEGER:
+        return Parameter(p.name, Parameter.Type.DOUBLE, float(p.value))
+    if param.type == "double_array" and p.type_ == Parameter.Type.INTEGER_ARRAY:
+        return Parameter(p.name, Parameter.Type.DOUBLE_ARRAY, [float(x) for x in p.value])
+    return p
+
+
+def as_schema_types(schema: dict[str, Param]) -> Callable[[list[Parameter]], list[Parameter]]:
+    """A pre-set parameters callback (`Node.add_pre_set_parameters_callback`) that stores integers
+    given for doubles as doubles; every other parameter passes unchanged."""
+
+    def convert(params: list[Parameter]) -> list[Parameter]:
+        return [_as_schema_type(schema.get(p.name), p) for p in params]
+
+    return convert
+
+
 def declare(
     node: Node, schema: dict[str, Param], later: tuple[str, ...] = (), report_unknown: bool = True
 ) -> dict[str, Any]:
@@ -410,9 +435,16 @@ def declare(
     once the model is known) and not reported (`report_unknown=False`: nothing is).
     """
     values = {}
+    overrides = getattr(node, "_parameter_overrides", {})
     for name, param in schema.items():
+        # the start-up value (a params file, -p): pre-set callbacks do not see declarations
+        start = param.default
+        if name in overrides:
+            start = _as_schema_type(param, overrides[name]).value
+            if start is not None:  # the schema's message before rclpy's own range check
+                validate_value(param, start if isinstance(start, (str, bool, int, float)) else list(start))
         try:
-            value = node.declare_parameter(name, param.default, _descriptor(param)).value
+            value = node.declare_parameter(name, start, _descriptor(param), ignore_override=True).value
         except (
             InvalidParameterTypeException,
             InvalidParameterValueException,
@@ -420,8 +452,7 @@ def declare(
         ) as exc:
             raise ParameterError(name, str(exc)) from None
         values[name] = validate_value(param, value)
-    overrides = getattr(node, "_parameter_overrides", {}) if report_unknown else {}
-    for name in sorted(overrides):
+    for name in sorted(overrides if report_unknown else {}):
         if name not in schema and not name.startswith(ROS_PARAMS + tuple(later)):
             node.get_logger().warn(f"unknown parameter '{name}' ignored{did_you_mean(name, schema)}")
     return values
@@ -444,4 +475,12 @@ def proposed(
     return new
 
 
-__all__ = ["INVERSE_DYNAMICS", "LAW_PARAMS", "MODEL_PARAMS", "TRAJECTORY_FEEDFORWARD", "declare", "proposed"]
+__all__ = [
+    "INVERSE_DYNAMICS",
+    "LAW_PARAMS",
+    "MODEL_PARAMS",
+    "TRAJECTORY_FEEDFORWARD",
+    "as_schema_types",
+    "declare",
+    "proposed",
+]

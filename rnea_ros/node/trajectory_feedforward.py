@@ -198,6 +198,7 @@ class TrajectoryFeedforwardNode(Node):
         self.create_subscription(
             JointState, "joint_states", guard("joint_states", self._on_joint_states), JOINT_STATES_QOS
         )
+        self.add_pre_set_parameters_callback(parameters.as_schema_types(SCHEMA))  # 1 → 1.0
         self.add_on_set_parameters_callback(self._on_set_parameters)
         self.add_post_set_parameters_callback(guard("parameters", self._on_parameters_set))
         self.create_timer(self._params["diagnostics_period"], guard("diagnostics", self._publish_diagnostics))

@@ -1,0 +1,246 @@
+"""The README's `ros2` commands on a ROS 2 install: `ros2 launch` of the three launch files, `ros2
+run`, `ros2 param` and `ros2 topic` against the running node, in a colcon-built workspace with its
+environment sourced (test/ros_install.py). Skips without the ROS 2 wheels.
+
+`test_every_readme_ros2_line_is_tested_or_real_robot_only` keeps this list and the README in step.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+from ros_install import BIN, REPO, Background, ros2_retry
+from std_msgs.msg import String
+
+from rnea_ros import RobotModel, rnea
+from rnea_ros.robots import example_urdf_path
+from rnea_ros.testing.rosgraph import Driver
+
+pytestmark = pytest.mark.system
+
+DEMO_TIMEOUT = 900.0  # s: the lock-step demo of 12 simulated seconds (a few minutes when loaded)
+START = 180.0  # s: a node loads its kernels first (a cold numba cache in the workspace compiles them)
+PANDA = example_urdf_path("panda")
+MODEL = RobotModel.from_urdf(PANDA.read_text(), tip_link="panda_hand")
+ARM = list(MODEL.joint_names)
+COMMANDS = "/effort_controller/commands"
+NODE = "/inverse_dynamics"
+NO_DAEMON = "--no-daemon"  # no ros2 daemon outlives the test
+
+# Every `ros2 …` line of the README's code blocks: tested here (the test's name) or an example
+# that needs what is not here (a robot, ros2_control, rosbag2).
+README_LINES = {
+    "ros2 launch rnea_ros inverse_dynamics.launch.py urdf_file:=": "test_launch_with_urdf_file",
+    "ros2 launch rnea_ros demo.launch.py": "test_demo_launch_prints_its_table",
+    "ros2 run rnea_ros inverse_dynamics_node --ros-args": "test_run_node_with_the_package_params_file",
+    "ros2 launch rnea_ros inverse_dynamics.launch.py ": "test_launch_with_urdf_file",
+    "ros2 launch rnea_ros trajectory_feedforward.launch.py": "test_trajectory_feedforward_launch",
+    "ros2 run rnea_ros trajectory_feedforward_node --ros-args": "test_trajectory_feedforward_launch",
+    "ros2 param set /inverse_dynamics compensate.friction false": "test_param_set_and_topic_echo",
+    "ros2 param set /inverse_dynamics effort_limit_scale 1": "test_param_set_integer_stays_double",
+    "ros2 run controller_manager spawner": "real robot only: ros2_control is not here",
+    "ros2 bag record": "real robot only: rosbag2 is not here",
+    "ros2 run rnea_ros multisine_trajectory": "real robot only: the excitation of a real arm",
+    "ros2 topic pub --once /multisine_trajectory/start": "real robot only: starts a real arm's excitation",
+    "ros2 run rnea_ros identify": "real robot only: needs a recorded rosbag2 (test_identify*.py run it)",
+}
+
+
+def readme_ros2_lines() -> list[str]:
+    """Every command line of the README's code blocks that runs `ros2`."""
+    lines, in_code = [], False
+    for line in (REPO / "README.md").read_text().splitlines():
+        if line.startswith("```"):
+            in_code = not in_code
+        elif in_code and re.match(r"\s*(\$ )?ros2 ", line):
+            lines.append(line.strip())
+    return lines
+
+
+def test_every_readme_ros2_line_is_tested_or_real_robot_only() -> None:
+    lines = readme_ros2_lines()
+    assert len(lines) >= 10
+    unknown = [line for line in lines if not any(line.startswith(prefix) for prefix in README_LINES)]
+    assert not unknown, f"README ros2 lines neither tested nor marked real-robot-only: {unknown}"
+    tests = {v for v in README_LINES.values() if v.startswith("test_")}
+    readme = (REPO / "README.md").read_text().splitlines()
+    passed_by_p = [ln for ln in readme if "-p robot_description" in ln and not ln.lstrip().startswith("#")]
+    assert not passed_by_p, f"rcl parses -p values as YAML: {passed_by_p}"
+    defined = set(globals()) | set(vars(TestInverseDynamicsLaunch))
+    assert tests <= defined, f"no such tests: {tests - defined}"
+
+
+def launch(env: dict[str, str], tmp: Path, *args: str) -> Background:
+    """`ros2 launch rnea_ros ARGS` in the background."""
+    log = tmp / f"launch_{time.monotonic_ns()}.log"
+    return Background([str(BIN / "ros2"), "launch", "rnea_ros", *args], env, log)
+
+
+def param(env: dict[str, str], verb: str, node: str, *args: str) -> str:
+    """The output of `ros2 param VERB --no-daemon NODE ARGS`, retried while discovery completes."""
+    done = ros2_retry(env, "param", verb, NO_DAEMON, node, *args)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout
+
+
+def echo_once(env: dict[str, str], topic: str, driver: Driver, q: np.ndarray, qd: np.ndarray) -> list[float]:
+    """`ros2 topic echo --once TOPIC` while the driver publishes the Panda arm's joint_states."""
+    echo = Background(
+        [str(BIN / "ros2"), "topic", "echo", "--once", NO_DAEMON, topic, "std_msgs/msg/Float64MultiArray"],
+        env,
+        Path(driver.log_dir) / f"echo_{time.monotonic_ns()}.log",
+    )
+    try:
+        end = time.monotonic() + 60.0
+        while echo.proc.poll() is None and time.monotonic() < end:
+            driver.joint_states.publish(driver.state(ARM, q, qd))
+            driver.spin(0.02)
+        assert echo.proc.poll() == 0, echo.output()
+        text = "\n".join(line for line in echo.output().splitlines() if not line.startswith("["))
+        return list(next(yaml.safe_load_all(text))["data"])
+    finally:
+        echo.stop()
+
+
+@pytest.fixture(scope="class")  # one node for the class
+def panda_launch(ros_env: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> Iterator[Background]:
+    tmp = tmp_path_factory.mktemp("inverse_dynamics_launch")
+    proc = launch(ros_env, tmp, "inverse_dynamics.launch.py", f"urdf_file:={PANDA}", "tip_link:=panda_hand")
+    try:
+        proc.wait_for("from parameter robot_description: 7 joints", START)
+        yield proc
+    finally:
+        code = proc.stop()
+    assert code == 0, proc.output()[-4000:]
+
+
+@pytest.fixture(scope="class")
+def driver(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Driver]:
+    d = Driver("ros_install_driver")
+    d.log_dir = str(tmp_path_factory.mktemp("echo"))  # type: ignore[attr-defined]
+    yield d
+    d.close()
+
+
+class TestInverseDynamicsLaunch:
+    """`ros2 launch rnea_ros inverse_dynamics.launch.py urdf_file:=… tip_link:=panda_hand`, one
+    node for the class."""
+
+    def test_launch_with_urdf_file(self, panda_launch: Background) -> None:
+        assert f"commands for {ARM}" in panda_launch.output()
+
+    def test_param_set_and_topic_echo(
+        self, panda_launch: Background, ros_env: dict[str, str], driver: Driver
+    ) -> None:
+        q, qd = np.linspace(-0.5, 0.5, 7), np.full(7, 0.2)
+        rigid = rnea(MODEL, q, qd, np.zeros(7))  # no trajectory: gravity + Coriolis
+        # the README's line; the friction term is then exactly zero (with it on, its measured-
+        # velocity share depends on the measured loop period)
+        assert "Set parameter successful" in param(ros_env, "set", NODE, "compensate.friction", "false")
+        assert "Boolean value is: False" in param(ros_env, "get", NODE, "compensate.friction")
+        np.testing.assert_allclose(echo_once(ros_env, COMMANDS, driver, q, qd), rigid, rtol=0, atol=1e-9)
+        # and a term that is never zero here, to see the running node follow `ros2 param set`
+        assert "Set parameter successful" in param(ros_env, "set", NODE, "compensate.gravity", "false")
+        coriolis = rigid - rnea(MODEL, q, np.zeros(7), np.zeros(7))
+        np.testing.assert_allclose(echo_once(ros_env, COMMANDS, driver, q, qd), coriolis, rtol=0, atol=1e-9)
+        assert "Set parameter successful" in param(ros_env, "set", NODE, "compensate.gravity", "true")
+
+    def test_param_set_integer_stays_double(self, panda_launch: Background, ros_env: dict[str, str]) -> None:
+        assert "Set parameter successful" in param(ros_env, "set", NODE, "effort_limit_scale", "1")
+        assert "Type: double" in param(ros_env, "describe", NODE, "effort_limit_scale")
+        assert "Double value is: 1.0" in param(ros_env, "get", NODE, "effort_limit_scale")
+
+
+def test_run_node_with_the_package_params_file(ros_env: dict[str, str], tmp_path: Path) -> None:
+    """The README's `ros2 run` line as written (bash, `$(ros2 pkg prefix …)`), the URDF from the
+    robot_description topic (latched, as robot_state_publisher publishes it)."""
+    line = (
+        "exec ros2 run rnea_ros inverse_dynamics_node --ros-args "
+        "--params-file $(ros2 pkg prefix --share rnea_ros)/config/inverse_dynamics.yaml "
+        "-p tip_link:=panda_hand -r ~/effort_commands:=/effort_controller/commands"
+    )
+    proc = Background(["bash", "-c", line], ros_env, tmp_path / "run.log")
+    driver = Driver("ros_run_driver")
+    try:
+        proc.wait_for("waiting for a URDF on topic robot_description", START)
+        driver.description.publish(String(data=PANDA.read_text()))
+        driver.spin(0.5)
+        out = proc.wait_for("from topic robot_description: 7 joints", 60.0)
+        assert f"commands for {ARM}" in out
+    finally:
+        driver.close()
+        code = proc.stop()
+    assert code == 0, proc.output()[-4000:]
+
+
+def test_trajectory_feedforward_launch(ros_env: dict[str, str], tmp_path: Path) -> None:
+    """`ros2 launch rnea_ros trajectory_feedforward.launch.py tip_link:=panda_hand`, the URDF from
+    the robot_description topic; `ros2 param set` of an integer keeps the double type."""
+    proc = launch(ros_env, tmp_path, "trajectory_feedforward.launch.py", "tip_link:=panda_hand")
+    driver = Driver("feedforward_launch_driver")
+    try:
+        proc.wait_for("waiting for a URDF on topic robot_description", START)
+        driver.description.publish(String(data=PANDA.read_text()))
+        out = proc.wait_for("from topic robot_description: 7 joints", 60.0)
+        assert f"trajectories for {ARM}" in out
+        node = "/trajectory_feedforward"
+        assert "Set parameter successful" in param(ros_env, "set", node, "effort_limit_scale", "2")
+        assert "Type: double" in param(ros_env, "describe", node, "effort_limit_scale")
+        assert "Double value is: 2.0" in param(ros_env, "get", node, "effort_limit_scale")
+    finally:
+        driver.close()
+        code = proc.stop()
+    assert code == 0, proc.output()[-4000:]
+
+
+# URDFs whose comments hold ": " (rcl's YAML parsing of `-p robot_description:=...` stops there)
+YAML_LIKE_COMMENTS = (
+    "ur_description/urdf/ur5_robot.urdf",
+    "solo_description/robots/solo12.urdf",
+    "tiago_description/robots/tiago.urdf",
+)
+
+
+@pytest.mark.parametrize("name", YAML_LIKE_COMMENTS)
+def test_launch_urdf_file_passes_any_urdf_as_text(ros_env: dict[str, str], tmp_path: Path, name: str) -> None:
+    """The README's user path for a URDF file, `urdf_file:=`, loads files `-p` cannot pass."""
+    path = example_urdf_path(name)
+    text = path.read_text()
+    assert any(": " in c.split("-->")[0] for c in text.split("<!--")[1:]), "no ': ' in a comment"
+    nv = RobotModel.from_urdf(text).nv
+    extra = tmp_path / "identified.yaml"  # as `identify --out-params` writes it
+    extra.write_text(yaml.safe_dump({"inverse_dynamics": {"ros__parameters": {"effort_limit_scale": 0.5}}}))
+    args = (f"urdf_file:={path}", f"extra_params_file:={extra}")
+    proc = launch(ros_env, tmp_path, "inverse_dynamics.launch.py", *args)
+    try:
+        proc.wait_for(f"from parameter robot_description: {nv} joints", START)
+        assert "Double value is: 0.5" in param(ros_env, "get", NODE, "effort_limit_scale")
+        described = param(ros_env, "get", NODE, "robot_description")
+        assert described.startswith("String value is: "), described[:200]
+        assert described.removeprefix("String value is: ").rstrip("\n") == text.rstrip("\n")
+    finally:
+        code = proc.stop()
+    assert code == 0, proc.output()[-4000:]
+
+
+def test_demo_launch_prints_its_table(ros_env: dict[str, str], tmp_path: Path) -> None:
+    """`ros2 launch rnea_ros demo.launch.py` in lock-step (every physics step waits for its
+    command: deterministic whatever the load) for 12 simulated seconds: it prints its table and
+    meets its targets, and the launch ends when the demo does."""
+    args = ("lockstep:=true", "duration:=12", "plot:=false", f"out:={tmp_path}")
+    proc = launch(ros_env, tmp_path, "demo.launch.py", *args)
+    try:
+        code = proc.wait(DEMO_TIMEOUT)
+    finally:
+        proc.stop()
+    out = proc.output()
+    assert "PD + RNEA" in out and "hold drift" in out, out[-4000:]
+    assert "ran 12 s simulated" in out and "(lock-step" in out, out[-4000:]
+    assert "all met" in out, out[-4000:]
+    assert code == 0, out[-4000:]
