@@ -5,7 +5,8 @@ Each joint is free (no target: it follows the measured state, pure compensation)
 position at rest) or driven by the running trajectory. Rules (times in integer ns of one clock):
 
 - `receive` takes a trajectory starting at `start_ns` (0: at receipt). One ending before receipt
-  is refused (TrajectoryInPastError; nothing changes). It replaces a trajectory still waiting.
+  is refused (TrajectoryInPastError; nothing changes). It replaces a received one whose start
+  is still to come; one already started (even if no sample has come since) takes over first.
 - Until its start the current desired state goes on (running trajectory, holds, free joints).
 - At its takeover (the later of its start and its receipt) its first segment starts from the
   desired state at that instant (the running trajectory's q, q̇, q̈ or the held position; the
@@ -31,6 +32,9 @@ NS = 1_000_000_000
 # A first point closer than this (s) to the takeover is not joined to: it is taken at once (a
 # join over a shorter time would only be a step with an overflowing spline).
 MIN_JOIN = 1e-6
+# Trajectories kept that started but wait for a sample to take over (without joint_states the
+# node samples nothing): beyond this many the oldest is dropped.
+MAX_QUEUED = 16
 
 
 @dataclass(frozen=True)
@@ -67,12 +71,12 @@ class DesiredState:
         self._hold = np.zeros(nv)  # held positions (of targeted joints outside the running one)
         self._zero = np.zeros(nv)
         self._running: _Running | None = None
-        self._waiting: _Waiting | None = None
+        self._queue: list[_Waiting] = []  # by takeover time; all but the last are due
 
     @property
     def idle(self) -> bool:
         """No target and nothing waiting: every joint follows the measured state."""
-        return self._waiting is None and not self._targeted.any()
+        return not self._queue and not self._targeted.any()
 
     @property
     def targeted(self) -> np.ndarray:
@@ -109,33 +113,42 @@ class DesiredState:
                 f"+ last time_from_start {sampler.duration:g} s, now {now_ns / NS:.3f} s); "
                 "stamp it 0 to start on receipt"
             )
-        self._waiting = _Waiting(
-            index,
-            sampler.times.copy(),
-            np.asarray(positions, dtype=float),
-            None if velocities is None else np.asarray(velocities, dtype=float),
-            None if accelerations is None else np.asarray(accelerations, dtype=float),
-            sampler,
-            start,
-            max(start, int(now_ns)),
+        queue = self._queue
+        if queue and queue[-1].takeover_ns > now_ns:
+            queue.pop()  # not started yet: replaced, as joint_trajectory_controller does
+        if len(queue) >= MAX_QUEUED:
+            del queue[0]
+        queue.append(
+            _Waiting(
+                index,
+                sampler.times.copy(),
+                np.asarray(positions, dtype=float),
+                None if velocities is None else np.asarray(velocities, dtype=float),
+                None if accelerations is None else np.asarray(accelerations, dtype=float),
+                sampler,
+                start,
+                max(start, int(now_ns)),
+            )
         )
 
     def cancel(self) -> None:
-        """Drop every target and a waiting trajectory: every joint follows the measured state."""
+        """Drop every target and every waiting trajectory: every joint follows the measured state."""
         self._targeted[:] = False
         self._driven[:] = 0
-        self._running = self._waiting = None
+        self._running = None
+        self._queue.clear()
 
     def sample(
         self, now_ns: int, q: np.ndarray, qd: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """(q_d, q̇_d, q̈_d, driven) at now_ns for the measured (q, q̇), in model order: new
         arrays, but `driven` (int64, 1 where a joint has a target) is shared and read-only to the
-        caller. A waiting trajectory whose takeover is due takes over here."""
-        waiting = self._waiting
-        if waiting is not None and now_ns >= waiting.takeover_ns:
-            self._end_if_done(waiting.takeover_ns)
-            self._take_over(waiting, q, qd)
+        caller. Waiting trajectories whose takeover is due take over here, in order."""
+        queue = self._queue
+        while queue and now_ns >= queue[0].takeover_ns:
+            new = queue.pop(0)
+            self._end_if_done(new.takeover_ns)
+            self._take_over(new, q, qd)
         self._end_if_done(now_ns)
         return (*self._at(now_ns, q, qd), self._driven)
 
@@ -160,7 +173,6 @@ class DesiredState:
 
     def _take_over(self, new: _Waiting, q: np.ndarray, qd: np.ndarray) -> None:
         """Switch to `new` at its takeover instant, joined to the desired state there."""
-        self._waiting = None
         at = new.takeover_ns
         q_0, qd_0, qdd_0 = self._at(at, q, qd)
         left_out = self._targeted.copy()
