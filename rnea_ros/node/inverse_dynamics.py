@@ -167,7 +167,9 @@ class InverseDynamicsNode(Node):
     def _install(self, built: tuple[Loaded, tuple | None], source: str) -> None:
         old = self._loaded
         if old is not None and not old.desired.idle:
-            self.get_logger().warn("the running trajectory is cancelled, held positions released: the model was replaced")
+            self.get_logger().warn(
+                "the running trajectory is cancelled, held positions released: the model was replaced"
+            )
         self._loaded, self._wrench_override = built
         base, runtime = self._loaded.base, self._loaded.runtime
         self.stats.model_error = ""
