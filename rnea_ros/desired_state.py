@@ -71,12 +71,13 @@ class DesiredState:
         self._hold = np.zeros(nv)  # held positions (of targeted joints outside the running one)
         self._zero = np.zeros(nv)
         self._running: _Running | None = None
+        self._any_target = False  # self._targeted.any(), kept: `idle` is asked every cycle
         self._queue: list[_Waiting] = []  # by takeover time; all but the last are due
 
     @property
     def idle(self) -> bool:
         """No target and nothing waiting: every joint follows the measured state."""
-        return not self._queue and not self._targeted.any()
+        return not self._queue and not self._any_target
 
     @property
     def targeted(self) -> np.ndarray:
@@ -135,6 +136,7 @@ class DesiredState:
         """Drop every target and every waiting trajectory: every joint follows the measured state."""
         self._targeted[:] = False
         self._driven[:] = 0
+        self._any_target = False
         self._running = None
         self._queue.clear()
 
@@ -180,6 +182,7 @@ class DesiredState:
         self._hold[left_out] = q_0[left_out]  # held at rest where they are now
         self._targeted[new.joints] = True
         self._driven[:] = self._targeted
+        self._any_target = True
         j = new.joints
         lead = (at - new.start_ns) / NS  # how far the trajectory's own clock has run
         sampler, origin = new.sampler, new.start_ns
