@@ -215,3 +215,28 @@ def test_a_partial_trajectory_keeps_the_other_joints_held(node: Driver) -> None:
     for _ in range(5):  # and stay so
         a = answer(node, q)
         assert np.allclose(a.feedback, KP * np.array([0.14, *[0.04] * 6]), atol=1e-9)
+
+
+@pytest.mark.parametrize(
+    ("joints", "value", "named"),
+    [
+        (["panda_joint2", "panda_joint2"], 0.1, "joint 'panda_joint2' is listed twice"),
+        (["panda_joint3", "elbow"], 0.1, "joint 'elbow' is not a movable joint"),
+        (["panda_joint1", "panda_joint4"], float("nan"), "positions of 'panda_joint1' is NaN"),
+    ],
+)
+def test_a_bad_trajectory_is_refused_naming_the_joint_and_the_hold_stays(
+    node: Driver, joints: list[str], value: float, named: str
+) -> None:
+    reset(node)
+    q = Q0 + 0.02
+    hold(node, Q0, q)
+    before = int(node.latest_diagnostics().get("rejected.bad_trajectory", 0))
+    send(node, joints, [0.3], [[value] * len(joints)])
+    end = time.monotonic() + 5.0
+    diag = {"rejected.bad_trajectory": str(before)}
+    while time.monotonic() < end and int(diag.get("rejected.bad_trajectory", 0)) == before:
+        diag = node.diagnostics_while_publishing(lambda: node.state(NAMES, q, ZERO))
+    assert int(diag["rejected.bad_trajectory"]) == before + 1
+    assert named in diag["last_drop"], diag["last_drop"]
+    assert np.allclose(answer(node, q).feedback, KP * -0.02, atol=1e-9)

@@ -433,7 +433,7 @@ class InverseDynamicsNode(Node):
         self.stats.new_period()
 
 
-def _trajectory_input(model, msg: JointTrajectory) -> tuple[np.ndarray, tuple]:
+def _trajectory_input(model: RobotModel, msg: JointTrajectory) -> tuple[np.ndarray, tuple]:
     """(model indices of msg's joints, (times, positions, velocities, accelerations)); ValueError
     naming the joint at fault."""
     names = list(msg.joint_names)
