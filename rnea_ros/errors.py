@@ -30,3 +30,7 @@ class ParameterError(RneaError):
         super().__init__(f"{name}: {reason}")
         self.name = name
         self.reason = reason
+
+
+class TrajectoryInPastError(RneaError):
+    """A trajectory that ends before it is received (joint_trajectory_controller rejects it too)."""

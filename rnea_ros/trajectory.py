@@ -8,6 +8,8 @@ Times are seconds from the trajectory start; positions in rad or m, in the calle
 
 from __future__ import annotations
 
+from bisect import bisect_right
+
 import numpy as np
 
 from .errors import RneaError
@@ -96,6 +98,14 @@ class TrajectorySampler:
         self._first = q[0].copy()
         if not np.all(np.isfinite(self._coeffs)):
             raise RneaError("the trajectory's spline overflows (positions, velocities or times too extreme)")
+        # for sample_at: segment coefficients (segments, 6, n) contiguous, times as floats, and
+        # the states before the first and after the last point (read-only, returned as they are)
+        self._rows = np.ascontiguousarray(self._coeffs.transpose(1, 0, 2))
+        self._time_list = t.tolist()
+        zero = np.zeros(n)
+        self._before = np.stack([self._first, zero, zero])
+        self._after = np.stack([self.final, zero, zero])
+        self._before.flags.writeable = self._after.flags.writeable = False
 
     @property
     def duration(self) -> float:
@@ -128,3 +138,25 @@ class TrajectorySampler:
         if np.ndim(t) == 0:
             return q[0], qd[0], qdd[0]
         return q, qd, qdd
+
+    def sample_at(self, t: float) -> np.ndarray:
+        """(3, n): rows q, q̇, q̈ at one time t (s), as `sample` gives them; the fast path for a
+        control cycle (a few µs). Before the first and after the last point the array returned is
+        shared and read-only."""
+        times = self._time_list
+        if t < times[0]:
+            return self._before
+        k = bisect_right(times, t) - 1
+        if k >= len(times) - 1:
+            return self._after
+        s = t - times[k]
+        s2 = s * s
+        s3 = s2 * s
+        basis = np.array(
+            [
+                [1.0, s, s2, s3, s3 * s, s3 * s2],
+                [0.0, 1.0, 2.0 * s, 3.0 * s2, 4.0 * s3, 5.0 * s3 * s],
+                [0.0, 0.0, 2.0, 6.0 * s, 12.0 * s2, 20.0 * s3],
+            ]
+        )
+        return basis @ self._rows[k]

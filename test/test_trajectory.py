@@ -102,3 +102,20 @@ def test_inclusive_sampling_reaches_the_last_point_with_its_derivatives(order) -
         assert np.allclose(end[2][0], acc[-1], atol=1e-9)
     q, qd, qdd = traj.sample(1.0)
     assert np.array_equal(q, pos[-1]) and not qd.any() and not qdd.any()
+
+
+@pytest.mark.parametrize("kind", ["linear", "cubic", "quintic"])
+def test_sample_at_equals_sample_at_every_time(kind: str) -> None:
+    """The one-time fast path gives `sample`'s values: before, on, between and after the points,
+    with and without a joined start state."""
+    rng = np.random.default_rng(3)
+    times = np.array([0.2, 0.5, 0.55, 1.3])
+    p = rng.normal(size=(4, 3))
+    v = None if kind == "linear" else rng.normal(size=(4, 3))
+    a = None if kind != "quintic" else rng.normal(size=(4, 3))
+    for start in (None, (rng.normal(size=3), rng.normal(size=3), rng.normal(size=3))):
+        traj = TrajectorySampler(times, p, v, a, start=start)
+        grid = np.concatenate([np.linspace(-0.1, 1.5, 101), times, traj.times])
+        for t in grid:
+            want = np.array(traj.sample(float(t)))
+            assert np.allclose(traj.sample_at(float(t)), want, rtol=1e-12, atol=1e-12), t

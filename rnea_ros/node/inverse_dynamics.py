@@ -1,11 +1,12 @@
 """The inverse_dynamics node: robot_description in, RNEA on every joint_states, efforts out.
 
 A thin adapter: parameters (parameters.py), the model/parameter bundle (runtime.py), joint_states
-merged per joint (joint_states.py), the effort law (rnea_ros.feedforward), trajectory sampling
-(rnea_ros.trajectory) and diagnostics (diagnostics.py). All callbacks run in one thread and go
-through `_guard`, so no exception can end the process. Everything that belongs to a model (the
-runtime, the joint cache, the running trajectory, the name layouts) lives in one `Loaded` that a
-new model or parameter set replaces whole, so a cycle never sees half an update.
+merged per joint (joint_states.py), the effort law (rnea_ros.feedforward), the desired state of
+trajectories timed as joint_trajectory_controller's (rnea_ros.desired_state) and diagnostics
+(diagnostics.py). All callbacks run in one thread and go through `_guard`, so no exception can end
+the process. Everything that belongs to a model (the runtime, the joint cache, the desired state,
+the name layouts) lives in one `Loaded` that a new model or parameter set replaces whole, so a
+cycle never sees half an update.
 """
 
 from __future__ import annotations
@@ -26,11 +27,11 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64, Float64MultiArray, String
 from trajectory_msgs.msg import JointTrajectory
 
-from ..errors import ParameterError, URDFError
+from ..desired_state import DesiredState
+from ..errors import ParameterError, TrajectoryInPastError, URDFError
 from ..feedforward import TERMS, compute_efforts
 from ..model import RobotModel
 from ..task_space import tip_apparent_mass
-from ..trajectory import TrajectorySampler
 from . import contact, parameters, qos
 from .common import (
     DESCRIPTION_QOS,
@@ -57,31 +58,16 @@ LISTENER_PERIOD = 0.1
 CLOCK_MIXUP = 1e6
 
 
-class Desired:
-    """A received trajectory for some model joints, sampled on the node clock."""
-
-    def __init__(self, sampler: TrajectorySampler, joints: np.ndarray, start_ns: int, nv: int) -> None:
-        self.sampler, self.joints, self.start_ns = sampler, joints, start_ns
-        self.driven = np.zeros(nv, dtype=np.int64)  # model joints the trajectory drives
-        self.driven[joints] = 1
-
-    def sample(self, now_ns: int, q: np.ndarray, qd: np.ndarray):
-        """Desired (q, q̇, q̈) in model order; joints outside the trajectory follow the measurement."""
-        q_d, qd_d, qdd_d = q.copy(), qd.copy(), np.zeros_like(q)
-        tq, tqd, tqdd = self.sampler.sample((now_ns - self.start_ns) * 1e-9)
-        q_d[self.joints], qd_d[self.joints], qdd_d[self.joints] = tq, tqd, tqdd
-        return q_d, qd_d, qdd_d
-
-
 @dataclass(frozen=True)
 class Loaded:
     """A model with everything that belongs to it; replaced whole, never edited in place (the
-    joint cache's arrays aside, which only the joint_states callback writes)."""
+    joint cache's arrays aside, which only the joint_states callback writes, and the desired
+    state, which the trajectory callback feeds and the cycle samples)."""
 
     base: RobotModel
     runtime: Runtime
     cache: JointStateCache
-    trajectory: Desired | None = None
+    desired: DesiredState
     layouts: dict[tuple[str, ...], Layout] = field(default_factory=dict)
 
 
@@ -198,12 +184,15 @@ class InverseDynamicsNode(Node):
         if old is not None:
             per_joint_parameters_fit(params, old.runtime.output_names, runtime.output_names)
         contact.check(params, runtime.model, len(runtime.output_names))
-        return Loaded(base, runtime, JointStateCache(runtime.model, old.cache if old else None)), override
+        cache = JointStateCache(runtime.model, old.cache if old else None)
+        return Loaded(base, runtime, cache, DesiredState(runtime.model.nv)), override
 
     def _install(self, built: tuple[Loaded, Overrides], source: str) -> None:
         old = self._loaded
-        if old is not None and old.trajectory is not None:
-            self.get_logger().warn("the running trajectory is cancelled: the model was replaced")
+        if old is not None and not old.desired.idle:
+            self.get_logger().warn(
+                "the running trajectory is cancelled, held positions released: the model was replaced"
+            )
         self._loaded, self._overrides = built
         base, runtime = self._loaded.base, self._loaded.runtime
         self.stats.model_error = ""
@@ -309,36 +298,29 @@ class InverseDynamicsNode(Node):
         return True
 
     def _on_trajectory(self, msg: JointTrajectory) -> None:
+        """A trajectory for some model joints, timed as joint_trajectory_controller does (see
+        rnea_ros.desired_state); an empty one cancels every target."""
         loaded = self._loaded
         if loaded is None:
             self.stats.reject("trajectory_without_model")
             return
+        if not msg.points:
+            loaded.desired.cancel()
+            return
+        now_ns = self.get_clock().now().nanoseconds
         try:
-            trajectory = self._make_trajectory(loaded, msg)
+            joints, points = _trajectory_input(loaded.runtime.model, msg)
+            start_ns = stamp_ns(msg.header.stamp)
+            if start_ns and (start_ns - now_ns) * 1e-9 > CLOCK_MIXUP:
+                raise ValueError(
+                    f"it starts {(start_ns - now_ns) * 1e-9:.3g} s in the future: is use_sim_time set on "
+                    "one side only (simulated vs wall-clock time)?"
+                )
+            loaded.desired.receive(joints, *points, start_ns=start_ns, now_ns=now_ns)
+        except TrajectoryInPastError as exc:
+            self._drop("trajectory_in_past", f"~/joint_trajectory rejected: {exc}")
         except (ValueError, TypeError, OverflowError) as exc:
             self._drop("bad_trajectory", f"~/joint_trajectory rejected: {exc}")
-            return
-        self._loaded = replace(loaded, trajectory=trajectory)
-
-    def _make_trajectory(self, loaded: Loaded, msg: JointTrajectory) -> Desired | None:
-        if not msg.points:
-            return None  # an empty trajectory cancels the current one
-        model = loaded.runtime.model
-        names = list(msg.joint_names)
-        if len(set(names)) != len(names):
-            raise ValueError("joint_names has duplicates")
-        for name in names:
-            if name not in model.joint_names:
-                raise ValueError(f"joint '{name}' is not a movable joint of the model")
-        joints = np.array([model.joint_index(j) for j in names], dtype=np.int64)
-        times, positions, velocities, accelerations = trajectory_points(msg)
-        cache = loaded.cache
-        start = None
-        if cache.stamp[joints].min(initial=0) > 0:  # every joint measured: join from there
-            start = (cache.q[joints].copy(), cache.qd[joints].copy(), np.zeros(len(joints)))
-        sampler = TrajectorySampler(times, positions, velocities, accelerations, start)
-        stamp = stamp_ns(msg.header.stamp)
-        return Desired(sampler, joints, stamp or self.get_clock().now().nanoseconds, model.nv)
 
     def _on_joint_states(self, msg: JointState) -> None:
         """Merge this message and every one queued behind it (any publisher's), then command once
@@ -406,12 +388,12 @@ class InverseDynamicsNode(Node):
         runtime = loaded.runtime
         desired = (q, qd, np.zeros(len(q)))
         driven = np.zeros(len(q), dtype=np.int64)
-        if loaded.trajectory is not None:
-            sampled = loaded.trajectory.sample(now_ns, q, qd)
-            if all(np.isfinite(x).all() for x in sampled):
-                desired, driven = sampled, loaded.trajectory.driven
+        if not loaded.desired.idle:
+            q_d, qd_d, qdd_d, targets = loaded.desired.sample(now_ns, q, qd)
+            if np.isfinite(q_d).all() and np.isfinite(qd_d).all() and np.isfinite(qdd_d).all():
+                desired, driven = (q_d, qd_d, qdd_d), targets
             else:  # never fall silent on a trajectory: drop it and compensate the measured state
-                self._loaded = loaded = replace(loaded, trajectory=None)
+                loaded.desired.cancel()
                 self._drop("bad_trajectory", "~/joint_trajectory cancelled: its desired state is not finite")
         # the state's time: loop period (friction bound, runaway guard, feedback bound) and age
         stamp = stamp_ns(msg.header.stamp) or now_ns
@@ -529,7 +511,6 @@ class InverseDynamicsNode(Node):
             self.stats,
         )
 
-
     def _log_guard_trips(self) -> None:
         """A warning when the friction runaway guard faded a joint's friction term out since the
         last diagnostics (the log, not only /diagnostics, says so)."""
@@ -545,6 +526,25 @@ class InverseDynamicsNode(Node):
                 f"({guard.trips} trips): it was driving the joint; check friction.* or the URDF's friction"
             )
         self._guard_trips_logged = guard.trips
+
+
+def _trajectory_input(model: RobotModel, msg: JointTrajectory) -> tuple[np.ndarray, tuple]:
+    """(model indices of msg's joints, (times, positions, velocities, accelerations)); ValueError
+    naming the joint at fault."""
+    names = list(msg.joint_names)
+    for k, name in enumerate(names):
+        if name in names[:k]:
+            raise ValueError(f"joint '{name}' is listed twice in joint_names")
+        if name not in model.joint_names:
+            valid = ", ".join(model.joint_names)
+            raise ValueError(f"joint '{name}' is not a movable joint of the model (its joints: {valid})")
+    joints = np.array([model.joint_index(j) for j in names], dtype=np.int64)
+    points = trajectory_points(msg)
+    for what, values in zip(("positions", "velocities", "accelerations"), points[1:], strict=True):
+        if values is not None and not np.isfinite(values).all():
+            k, j = np.argwhere(~np.isfinite(values))[0]
+            raise ValueError(f"point {k}: {what} of '{names[j]}' is NaN or Inf")
+    return joints, points
 
 
 def _checked(params: dict) -> dict:

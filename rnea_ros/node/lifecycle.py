@@ -20,7 +20,6 @@ Diagnostics (while configured) carry `lifecycle_state`; inactive is OK, "not com
 from __future__ import annotations
 
 import sys
-from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -67,9 +66,11 @@ class InverseDynamicsLifecycleNode(LifecycleNodeMixin, InverseDynamicsNode):
         self._lifecycle_state = "inactive"
         self._hold()
         loaded = self._loaded
-        if loaded is not None and loaded.trajectory is not None:
-            self._loaded = replace(loaded, trajectory=None)
-            self.get_logger().warning("the running trajectory is cancelled: the node was deactivated")
+        if loaded is not None and not loaded.desired.idle:
+            loaded.desired.cancel()
+            self.get_logger().warning(
+                "the running trajectory is cancelled, held positions released: the node was deactivated"
+            )
         return TransitionCallbackReturn.SUCCESS
 
     def on_cleanup(self, state: LifecycleState) -> TransitionCallbackReturn:

@@ -75,6 +75,7 @@ class Supervisor:
         if not rclpy.ok():
             rclpy.init()
         self.node = node = Node("demo_supervisor")
+        self.hold_pub = node.create_publisher(JointTrajectory, f"{NODE}/joint_trajectory", 10)
         if hold:  # before joint_states is subscribed: the physics waits for that subscriber
             self._hold_home()
         self.terms: dict[str, list[tuple[int, object]]] = {t: [] for t in RECORDED_TERMS}
@@ -98,7 +99,7 @@ class Supervisor:
                     TERMS_QOS,
                     **LEAN,
                 )
-        node.create_subscription(JointTrajectory, f"{NODE}/joint_trajectory", self.trajectories.append, 10)
+        node.create_subscription(JointTrajectory, f"{NODE}/joint_trajectory", self._on_trajectory, 10)
         node.create_subscription(Float64MultiArray, "/mujoco_sim/command_latency", self._on_latency, 100)
         node.create_subscription(DiagnosticArray, "/diagnostics", self._on_diagnostics, 10)
         self.guard_trips = 0
@@ -110,13 +111,16 @@ class Supervisor:
         self.now = -1.0  # latest simulated time, s
         self._advanced = time.monotonic()
 
-    def _hold_home(self) -> None:
+    def _hold_home(self, acked: bool = True) -> None:
         """Send the node a one-point trajectory at the configured home pose, so that its PD holds
-        the arm there from the first step (without one the node compensates the model alone and an
-        arm unlike its model sags)."""
+        the arm there from now on (without one the node compensates the model alone and an arm
+        unlike its model, or with its compensation switched off, sags). `acked`: wait until the
+        readers have it (not once this supervisor's own trajectory reader exists: it would only
+        ack seconds later)."""
         c = self.config
-        pub = self.node.create_publisher(JointTrajectory, f"{NODE}/joint_trajectory", 10)
-        while pub.get_subscription_count() == 0:
+        pub = self.hold_pub
+        topic = f"{NODE}/joint_trajectory"
+        while not any(i.node_name == NODE[1:] for i in self.node.get_subscriptions_info_by_topic(topic)):
             if self.processes is not None:
                 self.processes.check()
             if time.monotonic() > self.deadline:
@@ -126,10 +130,14 @@ class Supervisor:
         point.velocities = point.accelerations = [0.0] * len(c.joints)
         point.time_from_start.nanosec = 1_000_000  # 1 ms: from the state at rest to the same pose
         pub.publish(JointTrajectory(joint_names=list(c.joints), points=[point]))
-        if not pub.wait_for_all_acked(RclDuration(seconds=10)):
+        if acked and not pub.wait_for_all_acked(RclDuration(seconds=10)):
             raise TimeoutError(f"{NODE} did not take the hold trajectory")
 
     # --- recording -------------------------------------------------------------------------
+
+    def _on_trajectory(self, msg: JointTrajectory) -> None:
+        if stamp_ns(msg.header.stamp):  # this supervisor's own holds (unstamped) are not recorded
+            self.trajectories.append(msg)
 
     def _on_state(self, msg: JointState) -> None:
         if self.messages is not None:
@@ -286,6 +294,10 @@ class Supervisor:
         self.wait_for_loop()
         print(f"  loop running; phase 1: hold {c.hold:g} s, no trajectory, model terms compensated")
         self.wait_until(c.hold)
+        # PD holds the pose until the trajectory's stamp (the node follows a trajectory from its
+        # stamp on, as joint_trajectory_controller does; without a target the arm would fall
+        # meanwhile, its model terms switched off)
+        self._hold_home(acked=False)  # long before the trajectory: a design takes ≥ 10 ms
         pd = self.request_trajectory()  # first: it starts from the pose at rest
         self.windows = ((0.0, c.hold), (pd, pd + c.trajectory), (np.inf, np.inf))
         self.set_parameters({f"compensate.{t}": False for t in MODEL_TERMS})
