@@ -23,7 +23,7 @@ SCRIPTS = (
     "mujoco_sim_node",
     "multisine_trajectory",
     "trajectory_feedforward_node",
-    "identify",
+    "rnea_ros_identify",
 )
 
 
