@@ -32,6 +32,9 @@ setup(
             "multisine_trajectory = rnea_ros.sim.multisine_node:main",
             "trajectory_feedforward_node = rnea_ros.node.trajectory_feedforward:main",
             "rnea_ros_identify = rnea_ros.identify:main",
+            "rnea_ros_record = rnea_ros.tools.record:main",
+            "rnea_ros_trigger = rnea_ros.tools.trigger:main",
+            "rnea_ros_param = rnea_ros.tools.param:main",
         ],
     },
 )

@@ -24,6 +24,9 @@ SCRIPTS = (
     "multisine_trajectory",
     "trajectory_feedforward_node",
     "rnea_ros_identify",
+    "rnea_ros_record",
+    "rnea_ros_trigger",
+    "rnea_ros_param",
 )
 
 
