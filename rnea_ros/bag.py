@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -81,7 +82,7 @@ def read_joint_states(
         seen: set[str] = set()
         skipped = 0
         for conn, timestamp, raw in reader.messages(connections=conns):
-            msg = store.deserialize_cdr(raw, conn.msgtype)
+            msg: Any = store.deserialize_cdr(raw, conn.msgtype)  # a sensor_msgs/JointState
             index = {name: i for i, name in enumerate(msg.name)}
             seen.update(index)
             if names is None:

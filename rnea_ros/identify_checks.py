@@ -25,7 +25,7 @@ from .identification import Identification, Samples, predict
 from .model import RobotModel
 
 RATIO_LIMIT = 1.0  # identified / prior held-out torque RMS at or above this: no better than the prior
-GRAVITY_SHARE_MIN = 0.5  # gravity share k below this on a joint: the efforts look gravity-free
+GRAVITY_SHARE_MIN = 0.25  # gravity share k below this on a joint: the efforts look gravity-free
 GRAVITY_RELEVANT = 0.05  # a joint is gravity-checked when its gravity torque varies by ≥ this × the largest
 MAX_CONDITION = 1e5  # default bound on the base regressor's condition number (SI units)
 LIST_AT_MOST = 8  # names listed in one warning
