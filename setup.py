@@ -56,7 +56,10 @@ setup(
             "mujoco_sim_node = rnea_ros.sim.sim_node:main",
             "multisine_trajectory = rnea_ros.sim.multisine_node:main",
             "trajectory_feedforward_node = rnea_ros.node.trajectory_feedforward:main",
-            "identify = rnea_ros.identify:main",
+            "rnea_ros_identify = rnea_ros.identify:main",
+            "rnea_ros_record = rnea_ros.tools.record:main",
+            "rnea_ros_trigger = rnea_ros.tools.trigger:main",
+            "rnea_ros_param = rnea_ros.tools.param:main",
         ],
     },
 )

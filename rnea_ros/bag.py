@@ -11,11 +11,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 from rosbags.rosbag2 import Reader, StoragePlugin, Writer
 from rosbags.typesys import Stores, get_typestore
+from rosbags.typesys.store import Typestore
 
 from .errors import RneaError
 
@@ -38,7 +40,8 @@ class JointStates:
     skipped: int  # messages without every joint of `names`, or with a repeated time
 
 
-def _typestore():
+def typestore() -> Typestore:
+    """The ROS 2 Jazzy message types (rosbags)."""
     return get_typestore(Stores.ROS2_JAZZY)
 
 
@@ -65,7 +68,7 @@ def read_joint_states(
     path = Path(path)
     if not path.exists():
         raise RneaError(f"bag '{path}' does not exist")
-    store = _typestore()
+    store = typestore()
     try:
         reader = Reader(path)
         reader.open()
@@ -79,7 +82,7 @@ def read_joint_states(
         seen: set[str] = set()
         skipped = 0
         for conn, timestamp, raw in reader.messages(connections=conns):
-            msg = store.deserialize_cdr(raw, conn.msgtype)
+            msg: Any = store.deserialize_cdr(raw, conn.msgtype)  # a sensor_msgs/JointState
             index = {name: i for i, name in enumerate(msg.name)}
             seen.update(index)
             if names is None:
@@ -153,7 +156,7 @@ def write_joint_states(
     t = np.asarray(t, dtype=float)
     position = np.asarray(position, dtype=float)
     arrays = [None if a is None else np.asarray(a, dtype=float) for a in (velocity, effort)]
-    store = _typestore()
+    store = typestore()
     js = store.types[JOINT_STATE]
     header = store.types["std_msgs/msg/Header"]
     time = store.types["builtin_interfaces/msg/Time"]

@@ -356,6 +356,27 @@ def _solve(a: np.ndarray, b: np.ndarray, lam: float, lower: np.ndarray) -> np.nd
     return res.x
 
 
+def _conditioning(a: np.ndarray, names: list[str], rtol: float = 1e-10) -> tuple[float, list[str]]:
+    """Condition number (SI units) of the base regressor's R factor `a` over the base parameters
+    the data excites, and the names of those it does not (pivoted QR of the column-normalised
+    `a`: a parameter whose column is zero, or a combination of the others', up to `rtol`; e.g. the
+    friction of a joint that never moves). Without that split one unexcited parameter makes the
+    condition number infinite and hides how well the rest is conditioned."""
+    if a.size == 0:
+        return 1.0, []
+    norms = np.linalg.norm(a, axis=0)
+    top = float(norms.max(initial=0.0))
+    if top == 0:
+        return float("inf"), list(names)
+    scaled = np.where(norms > 0, a / np.where(norms > 0, norms, 1.0), 0.0)
+    _, r, perm = linalg.qr(scaled, mode="economic", pivoting=True)
+    diag = np.abs(np.diag(r))
+    rank = int(np.sum(diag > rtol * diag[0]))
+    sv = linalg.svdvals(a[:, np.sort(perm[:rank])])
+    cond = float(sv[0] / sv[-1]) if sv[-1] > 0 else float("inf")
+    return cond, [names[i] for i in sorted(perm[rank:])]
+
+
 # ---------------------------------------------------------------------------------------------
 # Identification
 
@@ -385,6 +406,10 @@ class Identification:
     validation_samples: int
     joint_names: tuple[str, ...] = field(default=())
     notes: list[str] = field(default_factory=list)
+    # base parameters the training data leaves (numerically) unexcited: a rank deficiency beyond
+    # the base-parameter reduction; they keep the model's values and are not in condition_number
+    unexcited: list[str] = field(default_factory=list)
+    still_joints: tuple[str, ...] = ()  # joints never faster than min_speed in the training part
 
     def to_dict(self) -> dict:
         """Plain values for JSON."""
@@ -411,6 +436,8 @@ class Identification:
             "condition_number": self.condition_number,
             "rank": self.rank,
             "free_parameters": self.free,
+            "unexcited_base_parameters": list(self.unexcited),
+            "still_joints": list(self.still_joints),
             "consistency": [c.to_dict() for c in self.consistency],
             "train_samples": self.train_samples,
             "validation_samples": self.validation_samples,
@@ -688,8 +715,8 @@ def identify(
     basis = base_parameters(model, cols, gravity=gravity)
     a_plain = reduced.stacked(np.ones(n))[0] / scale  # R of [Y S] is R of Y times S
     base_idx = np.searchsorted(cols, basis.independent)
-    sv = linalg.svdvals(a_plain[:, base_idx]) if base_idx.size else np.ones(1)
-    cond = float(sv[0] / sv[-1]) if sv[-1] > 0 else float("inf")
+    cond, unexcited = _conditioning(a_plain[:, base_idx], basis.names)
+    still = tuple(name for name, rows in zip(model.joint_names, reduced.rows, strict=True) if rows == 0)
 
     lower = np.full(cols.size, -np.inf)
     for kind in ("viscous", "coulomb", "armature"):
@@ -752,6 +779,11 @@ def identify(
         notes.append("split = 1: validated on the training samples")
     if cond > 1e8:
         notes.append(f"base regressor condition number {cond:.3g}: poorly excited, prior dominates")
+    if unexcited:
+        notes.append(
+            f"{len(unexcited)} of {basis.rank} base parameters not excited by the data (they keep "
+            f"the model's values): {', '.join(unexcited)}"
+        )
     report = consistency(identified_model)
     for c in report:
         if not c.ok:
@@ -778,6 +810,8 @@ def identify(
         validation_samples=len(valid),
         joint_names=model.joint_names,
         notes=notes,
+        unexcited=unexcited,
+        still_joints=still,
     )
 
 

@@ -1,7 +1,8 @@
 """Command line: identify friction, payload or inertial parameters from a rosbag2 of joint_states.
 
-    python -m rnea_ros.identify BAG --urdf URDF [--identify friction payload inertial]
+    rnea_ros_identify BAG --urdf URDF [--identify friction payload inertial]   (= python -m rnea_ros.identify)
         [--topic joint_states] [--payload-link L] [--payload-inertia] [--split 0.7] [--cutoff HZ]
+        [--differentiate-positions] [--max-condition 1e5]
         [--out-params params.yaml] [--urdf-out corrected.urdf] [--report-dir DIR]
 
 Reads sensor_msgs/JointState (position, effort and, when recorded, velocity) mapped by name to
@@ -15,8 +16,11 @@ torque RMS on the held-out part for the URDF model and the identified one, and w
   a payload and the armature are not in the URDF, they go to the parameter file);
 - `--report-dir`: report.json (every number) and efforts.png (measured vs predicted efforts).
 
-Bad input (unreadable bag or URDF, missing topic, model joints absent from the messages, no
-efforts, too few samples) prints one error line and exits with status 2.
+Exit status: 0 the fit explains the recording; 2 bad input (unreadable bag or URDF, missing
+topic, model joints absent from the messages, no efforts, no velocities without
+`--differentiate-positions`, too few samples), one error line on stderr, nothing written;
+3 the fit ran and its files are written, but it does not explain the recording: one
+`rnea_ros_identify: warning: ...` line per finding on stderr (`rnea_ros.identify_checks`).
 """
 
 from __future__ import annotations
@@ -32,11 +36,14 @@ import numpy as np
 from .bag import read_joint_states
 from .errors import URDFError
 from .identification import WHAT, Identification, Samples, identify, predict, prepare, sample_rate
+from .identify_checks import MAX_CONDITION, check
 from .model import RobotModel
 from .regressor import body_columns, body_links, standard_parameters, with_parameters
 from .urdf import parse_urdf
 
+PROG = "rnea_ros_identify"
 EXIT_BAD_INPUT = 2
+EXIT_WARNINGS = 3
 
 
 class BadInput(Exception):
@@ -45,7 +52,9 @@ class BadInput(Exception):
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(
-        prog="identify", description="Identify friction, payload and inertial parameters from a rosbag2."
+        prog=PROG,
+        description="Identify friction, payload and inertial parameters from a rosbag2. Exit status: "
+        "0 fine, 2 bad input, 3 written but with warnings (the fit does not explain the recording).",
     )
     ap.add_argument("bag", help="rosbag2 directory (sqlite3 or mcap)")
     ap.add_argument("--urdf", required=True, help="URDF file of the robot (the prior)")
@@ -80,6 +89,18 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         type=float,
         default=10.0,
         help="zero-phase low-pass cut-off, Hz, before differentiating (0: no filter)",
+    )
+    ap.add_argument(
+        "--differentiate-positions",
+        action="store_true",
+        help="when the messages carry no velocities, take them (and accelerations) as central "
+        "differences of the --cutoff low-passed positions; without it such a bag is refused",
+    )
+    ap.add_argument(
+        "--max-condition",
+        type=float,
+        default=MAX_CONDITION,
+        help=f"warn above this base-regressor condition number (default {MAX_CONDITION:g})",
     )
     ap.add_argument("--prior-weight", type=float, default=1.0, help="ridge weight toward the URDF values")
     ap.add_argument(
@@ -123,6 +144,11 @@ def load(args: argparse.Namespace) -> tuple[str, RobotModel, Samples, dict]:
         raise BadInput(msg) from None
     if states.effort is None:
         raise BadInput(f"messages on '{args.topic}' carry no effort for every joint")
+    if states.velocity is None and not args.differentiate_positions:
+        raise BadInput(
+            f"messages on '{args.topic}' carry no velocity for every joint: record velocities, or pass "
+            "--differentiate-positions to take them as central differences of the low-passed positions"
+        )
     try:
         rate = sample_rate(states.t)
         cutoff = args.cutoff if args.cutoff and args.cutoff > 0 else None
@@ -313,7 +339,8 @@ def table(result: Identification) -> str:
     lines.append("moving samples: the joint faster than --min-speed (the rows that are fitted)")
     lines.append(
         f"base regressor: rank {result.rank} of {result.free} free parameters, "
-        f"condition number {result.condition_number:.4g}"
+        f"{result.rank - len(result.unexcited)} excited by the data, "
+        f"condition number {result.condition_number:.4g} (over the excited ones)"
     )
     lines.append(f"samples: {result.train_samples} to fit, {result.validation_samples} to validate")
     if "friction" in result.identified or "inertial" in result.identified:
@@ -386,6 +413,7 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise BadInput(str(exc)) from None
     print(table(result))
+    warnings = check(model, samples, result, args.max_condition)
     if args.out_params:
         args.out_params.write_text(params_yaml(result, args))
         print(f"wrote {args.out_params}")
@@ -398,12 +426,14 @@ def run(args: argparse.Namespace) -> int:
         print(f"wrote {args.urdf_out}")
     if args.report_dir:
         args.report_dir.mkdir(parents=True, exist_ok=True)
-        report = {**facts, **result.to_dict(), "urdf_notes": urdf_notes}
+        report = {**facts, **result.to_dict(), "urdf_notes": urdf_notes, "warnings": warnings}
         (args.report_dir / "report.json").write_text(json.dumps(report, indent=2) + "\n")
         start = result.train_samples if result.validation_samples < len(samples) else 0
         plot(args.report_dir / "efforts.png", model, result, samples.part(slice(start, len(samples))))
         print(f"wrote {args.report_dir / 'report.json'} and {args.report_dir / 'efforts.png'}")
-    return 0
+    for warning in warnings:
+        print(f"{PROG}: warning: {warning}", file=sys.stderr)
+    return EXIT_WARNINGS if warnings else 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -411,7 +441,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return run(args)
     except BadInput as exc:
-        print(f"identify: error: {exc}", file=sys.stderr)
+        print(f"{PROG}: error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
 
 

@@ -97,8 +97,9 @@ def test_inertial_friction_then_payload_end_to_end(tmp_path, truth: RobotModel, 
             str(out),
         ]
     )
-    printed = capsys.readouterr().out
-    assert code == 0
+    captured = capsys.readouterr()
+    printed = captured.out
+    assert code == 0 and captured.err == ""  # a good recording: no warning
     assert "condition number" in printed and "shoulder_pan_joint" in printed
     doc = yaml.safe_load((tmp_path / "params.yaml").read_text())
     params = doc["inverse_dynamics"]["ros__parameters"]
@@ -180,6 +181,7 @@ def test_filtered_positions_only(tmp_path, truth: RobotModel, capsys) -> None:
             "--identify",
             "friction",
             "--armature",
+            "--differentiate-positions",
             "--report-dir",
             str(tmp_path / "r"),
         ]
@@ -193,7 +195,7 @@ def test_filtered_positions_only(tmp_path, truth: RobotModel, capsys) -> None:
 
 def one_error_line(capsys) -> str:
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and err[0].startswith("identify: error: ")
+    assert len(err) == 1 and err[0].startswith("rnea_ros_identify: error: ")
     return err[0]
 
 
@@ -212,6 +214,10 @@ def test_bad_input_is_one_line_and_exit_code_2(tmp_path, truth: RobotModel, caps
     write_joint_states(tmp_path / "noeffort", t, truth.joint_names, q, qd)
     assert main([str(tmp_path / "noeffort"), *base]) == 2
     assert "no effort" in one_error_line(capsys)
+    write_joint_states(tmp_path / "novelocity", t, truth.joint_names, q, effort=torques(truth, q, qd, qdd))
+    assert main([str(tmp_path / "novelocity"), *base]) == 2
+    line = one_error_line(capsys)
+    assert "carry no velocity for every joint" in line and "--differentiate-positions" in line
     assert main([str(tmp_path / "good"), "--urdf", str(tmp_path / "none.urdf")]) == 2
     assert "cannot read URDF" in one_error_line(capsys)
     assert main([str(tmp_path / "good"), *base, "--identify", "payload", "--payload-link", "moon"]) == 2

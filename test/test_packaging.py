@@ -24,7 +24,10 @@ SCRIPTS = (
     "mujoco_sim_node",
     "multisine_trajectory",
     "trajectory_feedforward_node",
-    "identify",
+    "rnea_ros_identify",
+    "rnea_ros_record",
+    "rnea_ros_trigger",
+    "rnea_ros_param",
 )
 
 
