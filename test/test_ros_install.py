@@ -48,7 +48,7 @@ README_LINES = {
     "ros2 bag record": "real robot only: rosbag2 is not here",
     "ros2 run rnea_ros multisine_trajectory": "real robot only: the excitation of a real arm",
     "ros2 topic pub --once /multisine_trajectory/start": "real robot only: starts a real arm's excitation",
-    "ros2 run rnea_ros rnea_ros_identify": "real robot only: needs a recorded rosbag2 (test_identify*.py run it)",
+    "ros2 run rnea_ros rnea_ros_identify": "real robot only: needs a recorded rosbag2 (test_identify*.py)",
 }
 
 
