@@ -309,3 +309,33 @@ def test_tip_apparent_mass_along_the_tip_velocity_or_the_rest_direction(node: Dr
             assert len(got) >= 3 and got[-1] == pytest.approx(want, rel=1e-9)
     finally:
         node.node.destroy_subscription(sub)
+
+
+def test_a_slow_loop_lowers_the_feedback_gains_and_says_so(node: Driver) -> None:
+    """States 0.1 s apart, a loop far slower than kp = 400 N m/rad is tuned for: the feedback
+    bound (rnea_ros.feedback_bound) lowers the gains, never raises them, and /diagnostics names
+    the joints; with feedback.max_phase_lag 0 the PD acts exactly as given."""
+    q, zero, offset, kp = random_state()[0], np.zeros(MODEL.nv), 0.01, 400.0
+    publisher = node.node.create_publisher(JointTrajectory, "/inverse_dynamics/joint_trajectory", 10)
+    hold = JointTrajectory(joint_names=list(NAMES))
+    hold.points.append(JointTrajectoryPoint(positions=(q + offset).tolist()))  # at once: a target
+    assert all(r.successful for r in node.set_parameters({"feedback.kp": [kp], "feedback.kd": [0.0]}))
+    try:
+        publisher.publish(hold)
+        node.spin(0.2)
+        for _ in range(5):
+            got = node.command_for(node.state(NAMES, q, zero))
+            node.spin(0.1)
+        feedback = got - expected(q, zero)
+        assert np.all(feedback > 0.0) and np.all(feedback <= kp * offset + 1e-9), feedback
+        assert np.any(feedback < 0.9 * kp * offset), feedback
+        diagnostics = node.latest_diagnostics()
+        assert diagnostics["feedback_scaled_joints"] and float(diagnostics["feedback_scale_min"]) < 0.9
+        assert node.set_parameters({"feedback.max_phase_lag": 0.0})[0].successful
+        got = node.command_for(node.state(NAMES, q, zero))
+        assert np.allclose(got - expected(q, zero), kp * offset, atol=1e-9)
+    finally:
+        publisher.publish(JointTrajectory(joint_names=NAMES))  # empty: cancel
+        node.spin(0.2)
+        restored = node.set_parameters({"feedback.kp": [0.0], "feedback.max_phase_lag": 0.5})
+        assert all(r.successful for r in restored)
