@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
+from rclpy.qos import ReliabilityPolicy
 from ros_install import BIN, REPO, Background, bash, ros2, ros2_retry
 from std_msgs.msg import String
 
@@ -38,12 +39,17 @@ NODE = "/inverse_dynamics"
 WRENCH_TYPE = "geometry_msgs/msg/WrenchStamped"
 NO_DAEMON = "--no-daemon"  # no ros2 daemon outlives the test
 
+QOS_LINE = (
+    "ros2 run rnea_ros inverse_dynamics_node --ros-args --params-file config/inverse_dynamics.yaml -p qos_"
+)
+
 # Every `ros2 …` line of the README's code blocks: tested here (the test's name) or an example
 # that needs what is not here (a robot, ros2_control, rosbag2).
 README_LINES = {
     "ros2 launch rnea_ros inverse_dynamics.launch.py urdf_file:=": "test_launch_with_urdf_file",
     "ros2 launch rnea_ros demo.launch.py": "test_demo_launch_prints_its_table",
     "ros2 run rnea_ros inverse_dynamics_node --ros-args": "test_run_node_with_the_package_params_file",
+    QOS_LINE: "test_qos_overrides_as_the_readme_runs_them",
     "ros2 launch rnea_ros inverse_dynamics.launch.py ": "test_launch_with_urdf_file",
     "ros2 launch rnea_ros trajectory_feedforward.launch.py": "test_trajectory_feedforward_launch",
     "ros2 run rnea_ros trajectory_feedforward_node --ros-args": "test_trajectory_feedforward_launch",
@@ -63,9 +69,9 @@ README_LINES = {
 
 
 def readme_ros2_lines() -> list[str]:
-    """Every command line of the README's code blocks that runs `ros2`."""
+    """Every command line of the README's code blocks that runs `ros2` (continued lines joined)."""
     lines, in_code = [], False
-    for line in (REPO / "README.md").read_text().splitlines():
+    for line in re.sub(r"\\\n\s*", " ", (REPO / "README.md").read_text()).splitlines():
         if line.startswith("```"):
             in_code = not in_code
         elif in_code and re.match(r"\s*(\$ )?ros2 ", line):
@@ -368,6 +374,32 @@ def test_managed_node_as_the_readme_runs_it(
         assert "Transitioning successful" in run_readme_line(ros_env, transitions[1], REPO)
         got = driver.wait_for_commands(lambda: driver.state(names, q, qd), timeout=60.0)
         np.testing.assert_allclose(got, rnea(model, q, qd, np.zeros(model.nv)), rtol=0, atol=1e-9)
+    finally:
+        driver.close()
+        code = proc.stop()
+    assert code == 0, proc.output()[-4000:]
+
+
+def test_qos_overrides_as_the_readme_runs_them(ros_env: dict[str, str], tmp_path: Path) -> None:
+    """The README's "QoS overrides" line as written, from the repo root: each overridden
+    reliability is what the graph shows for the node's publisher or subscription."""
+    (run,) = readme_block("### QoS overrides")
+    overrides = re.findall(r"-p qos_overrides\.(/[^\s.]+)\.(publisher|subscription)\.reliability:=(\w+)", run)
+    assert len(overrides) >= 2, run
+    proc = Background(["bash", "-c", f"exec {run}"], ros_env, tmp_path / "qos.log", cwd=REPO)
+    driver = Driver("readme_qos_driver")
+    try:
+        proc.wait_for("waiting for a URDF on topic robot_description", START)
+        for topic, kind, value in overrides:
+            info = driver.node.get_publishers_info_by_topic
+            if kind == "subscription":
+                info = driver.node.get_subscriptions_info_by_topic
+            end, found = time.monotonic() + 30.0, []
+            while not found and time.monotonic() < end:
+                driver.spin(0.1)
+                found = [e for e in info(topic) if e.node_name == NODE.lstrip("/")]
+            assert len(found) == 1, (topic, kind, found)
+            assert found[0].qos_profile.reliability == ReliabilityPolicy[value.upper()], (topic, kind)
     finally:
         driver.close()
         code = proc.stop()
