@@ -102,9 +102,15 @@ def readme_block(heading: str) -> list[str]:
     return [line.strip() for line in lines if line.strip() and not line.lstrip().startswith("#")]
 
 
-def run_readme_line(env: dict[str, str], line: str, cwd: Path) -> str:
-    """A README line run by bash as written; its output (it must succeed)."""
-    done = bash(env, line, cwd)
+def run_readme_line(env: dict[str, str], line: str, cwd: Path, attempts: int = 10) -> str:
+    """A README line run by bash as written; its output (it must succeed). Asked again while it
+    answers "Node not found" (the daemon's graph may still hold a node that ended, not yet the
+    new one), as a person would."""
+    for _ in range(attempts):
+        done = bash(env, line, cwd)
+        if "Node not found" not in done.stdout + done.stderr:
+            break
+        time.sleep(2.0)
     assert done.returncode == 0, f"{line}\n{done.stdout}{done.stderr}"
     return done.stdout + done.stderr
 
@@ -183,8 +189,9 @@ def ros2_daemon(ros_env: dict[str, str], tmp_path_factory: pytest.TempPathFactor
 
 
 def wait_until_listed(env: dict[str, str], node: str, timeout: float = 60.0) -> None:
-    """Until `ros2 node list` (the daemon's graph) shows `node`: the README's `ros2 param set`
-    and `ros2 lifecycle set` answer "Node not found" before."""
+    """Until `ros2 node list` (the daemon's graph) shows `node` (the README's `ros2 param set`
+    and `ros2 lifecycle set` answer "Node not found" before; a node of the same name that just
+    ended may still be listed)."""
     end, out = time.monotonic() + timeout, ""
     while time.monotonic() < end:
         done = ros2(env, "node", "list")
