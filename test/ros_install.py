@@ -127,6 +127,20 @@ def ros2(env: dict[str, str], *args: str, timeout: float = 60.0) -> subprocess.C
     )
 
 
+def bash(env: dict[str, str], line: str, cwd: Path, timeout: float = 120.0) -> subprocess.CompletedProcess:
+    """`bash -c LINE` in `env` from `cwd` (a README line as a user types it, its output as text);
+    never hangs beyond `timeout`."""
+    return subprocess.run(
+        ["bash", "-c", line],
+        env=env,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        preexec_fn=_die_with_parent,
+    )
+
+
 def ros2_retry(
     env: dict[str, str], *args: str, attempts: int = 10, wait: float = 2.0
 ) -> subprocess.CompletedProcess:
@@ -143,9 +157,9 @@ def ros2_retry(
 class Background:
     """A command (e.g. `ros2 launch …`) running in its own process group, its output in a file,
     from the log's folder (not the repo root, whose rnea_ros/ and launch/ would shadow the
-    installed packages for `python -m`)."""
+    installed packages for `python -m`) unless `cwd` says where (a README line's relative path)."""
 
-    def __init__(self, args: list[str], env: dict[str, str], log: Path) -> None:
+    def __init__(self, args: list[str], env: dict[str, str], log: Path, cwd: Path | None = None) -> None:
         self.log_path = log
         self._log = log.open("w+")
         self.proc = subprocess.Popen(
@@ -154,7 +168,7 @@ class Background:
             stdout=self._log,
             stderr=subprocess.STDOUT,
             text=True,
-            cwd=log.parent,
+            cwd=log.parent if cwd is None else cwd,
             start_new_session=True,
             preexec_fn=_die_with_parent,
         )
