@@ -180,7 +180,14 @@ class WaitSetExecutor(Executor):
         self._closed = True
         self._rebuild_gc.trigger()
         done = super().shutdown(timeout_sec)
-        self._wait_set = None
+        # the rcl wait sets go now, while their context is alive: left to the collector they
+        # were finalised at interpreter exit after the context, which ended the process with
+        # SIGSEGV now and then (seen on Ctrl-C of a launch)
+        for wait_set in (self._wait_set, self._event_wait_set):
+            if wait_set is not None:
+                with contextlib.suppress(InvalidHandle, ValueError, RuntimeError):
+                    wait_set.destroy_when_not_in_use()
+        self._wait_set = self._event_wait_set = None
         for gc in (self._rebuild_gc, self._sigint_guard):
             with contextlib.suppress(InvalidHandle, ValueError):
                 gc.destroy()
