@@ -36,7 +36,7 @@ else
 	$(PY) -m pip install --quiet -r $(VENV)/requirements-base.txt -r $(DISTRO_REQUIREMENTS)
 	$(PY) -m pip install --quiet --no-deps -e .
 endif
-	$(PY) -m rnea_ros.kernel_cache  # numba's kernel cache, so that no first start compiles
+	$(PY) -m rnea_ros.compiled.cache  # numba's kernel cache, so that no first start compiles
 	touch $(STAMP)
 
 demo: $(STAMP)

@@ -22,7 +22,7 @@ class InstallLibWithKernels(install_lib):
         if "bdist_wheel" in self.distribution.commands or os.environ.get("RNEA_ROS_NO_NUMBA"):
             return
         path = os.pathsep.join(p for p in (self.install_dir, os.environ.get("PYTHONPATH")) if p)
-        command = [sys.executable, "-m", "rnea_ros.kernel_cache"]
+        command = [sys.executable, "-m", "rnea_ros.compiled.cache"]
         env = {**os.environ, "PYTHONPATH": path}
         try:
             subprocess.run(command, cwd=self.install_dir, env=env, check=True, timeout=600)
@@ -51,12 +51,12 @@ setup(
     tests_require=["pytest"],
     entry_points={
         "console_scripts": [
-            "inverse_dynamics_node = rnea_ros.node.main:main",
-            "inverse_dynamics_lifecycle_node = rnea_ros.node.lifecycle:main",
+            "inverse_dynamics_node = rnea_ros.nodes.inverse_dynamics.__main__:main",
+            "inverse_dynamics_lifecycle_node = rnea_ros.nodes.inverse_dynamics.lifecycle:main",
             "mujoco_sim_node = rnea_ros.sim.sim_node:main",
-            "multisine_trajectory = rnea_ros.sim.multisine_node:main",
-            "trajectory_feedforward_node = rnea_ros.node.trajectory_feedforward:main",
-            "rnea_ros_identify = rnea_ros.identify:main",
+            "multisine_trajectory = rnea_ros.nodes.multisine_trajectory:main",
+            "trajectory_feedforward_node = rnea_ros.nodes.trajectory_feedforward:main",
+            "rnea_ros_identify = rnea_ros.identification.cli:main",
             "rnea_ros_record = rnea_ros.tools.record:main",
             "rnea_ros_trigger = rnea_ros.tools.trigger:main",
             "rnea_ros_param = rnea_ros.tools.param:main",

@@ -1,6 +1,6 @@
 """Per-cycle cost of the node's desired state (µs, median of 7 repeats), 7 joints, a 1000-point
 quintic trajectory: DesiredState.sample (running trajectory for all / 3 joints, held, idle) and,
-for comparison, the node's path before rnea_ros.desired_state (copies + TrajectorySampler.sample
+for comparison, the node's path before rnea_ros.trajectory.desired_state (copies + TrajectorySampler.sample
 with fancy indexing, as inverse_dynamics.Desired.sample did).
 
     nice -n 10 .venv/bin/python bench/bench_desired_state.py
@@ -12,8 +12,8 @@ import timeit
 
 import numpy as np
 
-from rnea_ros.desired_state import DesiredState
-from rnea_ros.trajectory import TrajectorySampler
+from rnea_ros.trajectory.desired_state import DesiredState
+from rnea_ros.trajectory.sampling import TrajectorySampler
 
 N, K, NUMBER = 7, 1000, 2000
 NOW = 3_333_000_000

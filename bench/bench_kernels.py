@@ -38,7 +38,7 @@ import time
 t0 = time.monotonic()
 import numpy as np
 from rnea_ros import RobotModel, compile_kernels, rnea
-from rnea_ros.robots import example_urdf_path
+from rnea_ros.model.example_robots import example_urdf_path
 t1 = time.monotonic()
 model = RobotModel.from_urdf(example_urdf_path("panda").read_text())
 compile_kernels()  # as a control process does at start-up (else the first call compiles)
@@ -64,7 +64,7 @@ class Robot:
         import pinocchio as pin
 
         from rnea_ros import RobotModel
-        from rnea_ros.robots import example_urdf_path
+        from rnea_ros.model.example_robots import example_urdf_path
 
         path = example_urdf_path(name)
         self.name = name
@@ -292,7 +292,7 @@ def _diff(a: np.ndarray, b: np.ndarray) -> float:
 def fallback_child(repeats: int) -> None:
     """(In a RNEA_ROS_NO_NUMBA=1 subprocess.) Panda per-call medians and results, as JSON."""
     from rnea_ros import gravity_torques, mass_matrix, rnea
-    from rnea_ros._jit import HAVE_NUMBA
+    from rnea_ros.compiled.jit import HAVE_NUMBA
 
     assert not HAVE_NUMBA
     robot = Robot("panda", STATES)

@@ -15,9 +15,9 @@ stalled machine) are skipped and counted rather than sent in a burst. Subjects:
 - echo: JointState in -> JointState out (input header, positions as efforts) under rclpy.spin
   (the default executor): the reference;
 - echo-waitset: the same echo taking from a dedicated wait set in a loop: the rclpy floor;
-- echo-loop: the same echo spun by the nodes' loop (rnea_ros.node.waitset_loop.WaitSetExecutor);
+- echo-loop: the same echo spun by the nodes' loop (rnea_ros.ros.waitset_loop.WaitSetExecutor);
 - echo-events: the same echo under rclpy.experimental.EventsExecutor().spin_once in a loop;
-- node, node-default, node-events: `python -m rnea_ros.node.main` (or --node-cmd) with the Panda
+- node, node-default, node-events: `python -m rnea_ros.nodes.inverse_dynamics` (or --node-cmd) with the Panda
   URDF, tip_link panda_hand, publish_terms false, timed on ~/joint_efforts (which carries the
   input's header), spinning its default loop (the wait-set loop), rclpy's default executor
   (RNEA_ROS_EXECUTOR=default) or the EventsExecutor (=events).
@@ -86,7 +86,7 @@ class Subject:
 
 
 def subjects_for(names: list[str], node_cmd: list[str], node_answer: str, tmp: Path) -> list[Subject]:
-    from rnea_ros.robots import example_urdf_path
+    from rnea_ros.model.example_robots import example_urdf_path
 
     out = []
     for name in names:
@@ -371,7 +371,9 @@ def main() -> int:
     parser.add_argument("--long", type=float, metavar="MINUTES",
                         help="the long run: 1 kHz, one repetition of MINUTES per subject (default subjects: "
                              "null, echo-waitset, node); prints p99.9, max, answers later than 1 and 2 ms")
-    parser.add_argument("--node-cmd", default=f"{shlex.quote(sys.executable)} -m rnea_ros.node.main",
+    parser.add_argument(
+        "--node-cmd",
+        default=f"{shlex.quote(sys.executable)} -m rnea_ros.nodes.inverse_dynamics",
                         help="command starting the node (--ros-args ... is appended)")
     parser.add_argument("--node-answer", default="/inverse_dynamics/joint_efforts",
                         help="the node's answer topic (JointState carrying the input header)")

@@ -1,10 +1,11 @@
 """Cold and warm start of the inverse_dynamics node: process start -> first command.
 
 A driver publishes a Panda joint_states every 20 ms from the moment the node process is spawned
-(`python -m rnea_ros.node.main`, the URDF as a parameter); the time to the first effort command is
+(`python -m rnea_ros.nodes.inverse_dynamics`, the URDF as a parameter);
+the time to the first effort command is
 measured. Cold: an empty numba cache (NUMBA_CACHE_DIR in a fresh directory: the node compiles
 every kernel, as on a machine whose set-up did not prepare the cache); warm: the same directory
-again (what `make` set-up and a colcon build leave: `python3 -m rnea_ros.kernel_cache`), then the
+again (what `make` set-up and a colcon build leave: `python3 -m rnea_ros.compiled.cache`), then the
 installation's own cache. The node's kernel log line is shown for each.
 
     .venv/bin/python bench/bench_start.py [--warm-runs 3] [--no-cold]
@@ -23,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from rnea_ros import RobotModel
-from rnea_ros.robots import example_urdf_path
+from rnea_ros.model.example_robots import example_urdf_path
 from rnea_ros.testing.rosgraph import FRICTION_OFF, Driver, start_node, stop
 
 URDF = example_urdf_path("panda").read_text()

@@ -25,17 +25,17 @@ import numpy as np
 
 from rnea_ros import RobotModel
 from rnea_ros.demo import PANDA_ARM, PANDA_HOME
-from rnea_ros.joint_map import JointMap
-from rnea_ros.robots import example_urdf_path
-from rnea_ros.sim.multisine import design
-from rnea_ros.time_optimal import time_optimal_parameterisation
-from rnea_ros.time_scaling import minimal_time_scale, scale_trajectory
-from rnea_ros.trajectory_efforts import (
+from rnea_ros.identification.excitation import design
+from rnea_ros.model.example_robots import example_urdf_path
+from rnea_ros.trajectory.efforts import (
     DEFAULT_RESAMPLE_PERIOD,
     interpolation_error,
     resample,
     trajectory_efforts,
 )
+from rnea_ros.trajectory.joint_map import JointMap
+from rnea_ros.trajectory.time_optimal import time_optimal_parameterisation
+from rnea_ros.trajectory.time_scaling import minimal_time_scale, scale_trajectory
 
 PERIOD = DEFAULT_RESAMPLE_PERIOD  # 5 ms
 LAW = {"compensate": {"gravity", "coriolis", "inertia"}}

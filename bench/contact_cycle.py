@@ -18,10 +18,10 @@ from collections.abc import Callable
 import numpy as np
 
 from rnea_ros import Friction, RobotModel, compile_kernels
-from rnea_ros.feedforward import EffortLaw, Efforts, compute_efforts
-from rnea_ros.momentum import DAMPED_WRENCH, LINK_JACOBIAN, MOMENTUM, OBSERVER_STEP
-from rnea_ros.observer import MomentumObserver, TipWrench, tip_wrench
-from rnea_ros.robots import example_urdf_path
+from rnea_ros.control.effort_law import EffortLaw, Efforts, compute_efforts
+from rnea_ros.estimation.momentum import DAMPED_WRENCH, LINK_JACOBIAN, MOMENTUM, OBSERVER_STEP
+from rnea_ros.estimation.observer import MomentumObserver, TipWrench, tip_wrench
+from rnea_ros.model.example_robots import example_urdf_path
 
 ROBOTS = {"panda": "panda_hand", "ur5": "ee_link"}
 

@@ -22,8 +22,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from rnea_ros import Friction, RobotModel, mass_matrix  # noqa: E402
-from rnea_ros.friction_compensation import CompensationRules, feedback_friction  # noqa: E402
-from rnea_ros.robots import example_urdf_path  # noqa: E402
+from rnea_ros.friction.compensation import CompensationRules, feedback_friction  # noqa: E402
+from rnea_ros.model.example_robots import example_urdf_path  # noqa: E402
 from rnea_ros.sim.mujoco_arm import MujocoArm  # noqa: E402
 from rnea_ros.sim.scenario import home_of  # noqa: E402
 

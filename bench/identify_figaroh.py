@@ -1,4 +1,4 @@
-"""Run A of bench/identify_mismatch.py identified by FIGAROH's core next to rnea_ros.identification.
+"""Run A of bench/identify_mismatch.py identified by FIGAROH's core next to rnea_ros.identification.fit.
 
 FIGAROH (`pip install figaroh`, not a dependency of this package) is driven by per-robot YAML
 configurations and pulls in meshcat, ipython, pandas, picos/cvxopt and ndcurves; only its
@@ -28,9 +28,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from identify_mismatch import TIP, excitation, plant_of, samples_of, simulate, validation_rms  # noqa: E402
 
 from rnea_ros import RobotModel  # noqa: E402
-from rnea_ros.identification import identify  # noqa: E402
-from rnea_ros.regressor import standard_parameters  # noqa: E402
-from rnea_ros.robots import example_urdf_path  # noqa: E402
+from rnea_ros.identification.fit import identify  # noqa: E402
+from rnea_ros.identification.regressor import standard_parameters  # noqa: E402
+from rnea_ros.model.example_robots import example_urdf_path  # noqa: E402
 
 
 def load(path: Path, name: str):

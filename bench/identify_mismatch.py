@@ -5,8 +5,8 @@ mass and rotational inertia scaled by its own factor in [0.8, 1.2] (seeded; a po
 each inertial physical), fingers fixed, and per joint a viscous damping, a Coulomb friction
 (MuJoCo `frictionloss`, a dry-friction constraint, not rnea_ros's tanh) and an armature that the
 URDF lacks. A computed-torque + PD controller built on the URDF model tracks a seeded multi-sine
-(`rnea_ros.sim.multisine.design`) at 1 kHz; we record q, q̇ and the applied τ, add sensor noise,
-and identify with `rnea_ros.identification` from positions and efforts only (q̇, q̈ by zero-phase
+(`rnea_ros.identification.excitation.design`) at 1 kHz; we record q, q̇ and the applied τ, add sensor noise,
+and identify with `rnea_ros.identification.fit` from positions and efforts only (q̇, q̈ by zero-phase
 filtering and differences).
 
 Two runs, as one would on the robot: run A without load identifies inertials, friction and
@@ -30,11 +30,11 @@ import time
 import numpy as np
 
 from rnea_ros import Friction, RobotModel, friction_torques, rnea
-from rnea_ros.identification import Identification, Samples, identify, predict, prepare
-from rnea_ros.regressor import standard_parameters
-from rnea_ros.robots import example_urdf_path
+from rnea_ros.identification.excitation import MultiSine, design
+from rnea_ros.identification.fit import Identification, Samples, identify, predict, prepare
+from rnea_ros.identification.regressor import standard_parameters
+from rnea_ros.model.example_robots import example_urdf_path
 from rnea_ros.sim.mujoco_arm import MujocoArm
-from rnea_ros.sim.multisine import MultiSine, design
 from rnea_ros.sim.plant import PAYLOAD_COM, PAYLOAD_MASS, Plant, make_plant
 
 TIP = "panda_hand"

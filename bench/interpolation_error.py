@@ -19,8 +19,8 @@ from compare_toppra import PANDA_HOME, UR5_HOME, model, multisine, point_to_poin
 
 from rnea_ros import Friction
 from rnea_ros.demo import PANDA_ARM
-from rnea_ros.time_scaling import minimal_time_scale, scale_trajectory
-from rnea_ros.trajectory_efforts import interpolation_error
+from rnea_ros.trajectory.efforts import interpolation_error
+from rnea_ros.trajectory.time_scaling import minimal_time_scale, scale_trajectory
 
 PERIODS = (0.001, 0.002, 0.005, 0.01, 0.02, 0.05)
 

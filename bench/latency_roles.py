@@ -20,7 +20,7 @@
 - echo: the reference subjects, JointState in -> JointState out with the input header (so also
   its stamp and number), the input positions as efforts: `spin` is a plain rclpy node under
   rclpy.spin (the default executor); `waitset` takes from a dedicated wait set in a loop;
-  `loop` spins rnea_ros.node.waitset_loop.WaitSetExecutor (the nodes' loop, with a plain node);
+  `loop` spins rnea_ros.ros.waitset_loop.WaitSetExecutor (the nodes' loop, with a plain node);
   `events` runs rclpy.experimental.EventsExecutor().spin_once in a loop (its spin() hangs in the
   wheel used here).
 """
@@ -50,7 +50,7 @@ MAX_LATE = 2  # periods: a slot the publisher missed by more is skipped (counted
 SEQ_DIGITS = 10  # header.frame_id = the zero-padded sequence number
 BEST_EFFORT, RELIABLE = ReliabilityPolicy.BEST_EFFORT, ReliabilityPolicy.RELIABLE
 KEEP_LAST = HistoryPolicy.KEEP_LAST
-# What the inverse_dynamics node subscribes with (rnea_ros.node.common.JOINT_STATES_QOS).
+# What the inverse_dynamics node subscribes with (rnea_ros.ros.common.JOINT_STATES_QOS).
 SUBJECT_QOS = QoSProfile(depth=10, reliability=BEST_EFFORT, history=KEEP_LAST)
 # The receiver's queue is deep so that a late wake-up shows as latency, never as loss.
 RECEIVER_QOS = QoSProfile(depth=5000, reliability=BEST_EFFORT, history=KEEP_LAST)
@@ -211,7 +211,7 @@ def echo(mode: str, in_topic: str, out_topic: str) -> None:
                 while (taken := handle.take_message(JointState, False)) is not None:
                     answer(taken[0])
         elif mode == "loop":
-            from rnea_ros.node.waitset_loop import WaitSetExecutor
+            from rnea_ros.ros.waitset_loop import WaitSetExecutor
 
             executor = WaitSetExecutor()
             executor.add_node(node)

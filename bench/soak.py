@@ -25,7 +25,7 @@ import numpy as np
 import psutil
 
 from rnea_ros import RobotModel, rnea
-from rnea_ros.robots import example_urdf_path
+from rnea_ros.model.example_robots import example_urdf_path
 from rnea_ros.testing.rosgraph import FRICTION_OFF, Driver, start_node, stop
 
 URDF = example_urdf_path("panda").read_text()

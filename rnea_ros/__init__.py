@@ -5,8 +5,7 @@ it or building a model compiles nothing: `compile_kernels()` compiles every kern
 control process calls it at start-up), else each kernel compiles on its first use.
 """
 
-from .compiled import Compilation, compile_kernels
-from .constrained import (
+from rnea_ros.algorithms.constrained import (
     ConstrainedEfforts,
     constrained_forward_dynamics,
     constrained_inverse_dynamics,
@@ -14,8 +13,7 @@ from .constrained import (
     constraint_projection,
     link_constraint,
 )
-from .data import Data
-from .dynamics import (
+from rnea_ros.algorithms.dynamics import (
     GRAVITY,
     forward_dynamics,
     gravity_torques,
@@ -25,10 +23,7 @@ from .dynamics import (
     nonlinear_effects,
     rnea,
 )
-from .errors import RneaError, UnknownJointError, UnknownLinkError, URDFError
-from .friction import Friction, friction_torques
-from .model import RobotModel
-from .task_space import (
+from rnea_ros.algorithms.task_space import (
     Ellipsoid,
     IllConditionedError,
     TaskSpaceInertia,
@@ -41,6 +36,11 @@ from .task_space import (
     task_space_inertia_inverse,
     tip_apparent_mass,
 )
+from rnea_ros.compiled.entry_points import Compilation, compile_kernels
+from rnea_ros.errors import RneaError, UnknownJointError, UnknownLinkError, URDFError
+from rnea_ros.friction.model import Friction, friction_torques
+from rnea_ros.model.data import Data
+from rnea_ros.model.robot_model import RobotModel
 
 __all__ = [
     "GRAVITY",

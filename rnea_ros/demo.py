@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import sys
 
-from .sim.scenario import PANDA_ARM, PANDA_HOME  # no ROS, no MuJoCo
+from rnea_ros.sim.scenario import PANDA_ARM, PANDA_HOME  # no ROS, no MuJoCo
 
 __all__ = ["PANDA_ARM", "PANDA_HOME", "main"]
 
@@ -27,24 +27,24 @@ def main(argv: list[str] | None = None) -> int:
     `--mismatch` the identification demo (`python -m rnea_ros.demo --mismatch --help`)."""
     args = list(sys.argv[1:] if argv is None else argv)
     if "--contact" in args:
-        from .sim.contact_demo import main as contact_main
+        from rnea_ros.sim.contact_demo import main as contact_main
 
         return contact_main([a for a in args if a != "--contact"])
     if "--mismatch" in args:
-        from .sim.mismatch_demo import main as mismatch_main
+        from rnea_ros.sim.mismatch_demo import main as mismatch_main
 
         return mismatch_main([a for a in args if a != "--mismatch"])
     for form in (["--controller", "jtc"], ["--controller=jtc"]):
         at = next((i for i in range(len(args)) if args[i : i + len(form)] == form), None)
         if at is not None:
-            from .sim.jtc_demo import main as jtc_main
+            from rnea_ros.sim.jtc_demo import main as jtc_main
 
             return jtc_main(args[:at] + args[at + len(form) :])
     for form in (["--controller", "forward"], ["--controller=forward"]):
         at = next((i for i in range(len(args)) if args[i : i + len(form)] == form), None)
         if at is not None:
             args = args[:at] + args[at + len(form) :]
-    from .sim.demo import main as demo_main
+    from rnea_ros.sim.demo import main as demo_main
 
     return demo_main(args)
 

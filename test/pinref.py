@@ -6,7 +6,7 @@ import numpy as np
 import pinocchio as pin
 
 from rnea_ros import RobotModel
-from rnea_ros.robots import example_urdf_path
+from rnea_ros.model.example_robots import example_urdf_path
 
 
 def relerr(a: np.ndarray, b: np.ndarray) -> float:

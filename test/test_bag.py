@@ -7,7 +7,7 @@ import pytest
 from rosbags.rosbag2 import Writer
 from rosbags.typesys import Stores, get_typestore
 
-from rnea_ros.bag import read_joint_states, write_joint_states
+from rnea_ros.identification.bag import read_joint_states, write_joint_states
 
 pytestmark = pytest.mark.unit
 

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from rnea_ros import RobotModel
-from rnea_ros.robots import example_robots_dir
+from rnea_ros.model.example_robots import example_robots_dir
 from rnea_ros.sim.closed_loop import passivity, run_phases
 from rnea_ros.sim.demo import argument_parser
 from rnea_ros.sim.report import check_targets, summarize

@@ -1,10 +1,10 @@
-"""rnea_ros.node.common.guarded: the safety net every callback goes through (no ROS processes)."""
+"""rnea_ros.ros.common.guarded: the safety net every callback goes through (no ROS processes)."""
 
 from __future__ import annotations
 
 import pytest
 
-from rnea_ros.node.common import guarded
+from rnea_ros.ros.common import guarded
 
 pytestmark = pytest.mark.unit
 

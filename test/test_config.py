@@ -19,9 +19,9 @@ from rclpy.parameter import parameter_value_to_python
 from std_msgs.msg import Float64MultiArray, String
 
 from rnea_ros import RobotModel
-from rnea_ros.node.parameters import INVERSE_DYNAMICS as SPECS
-from rnea_ros.node.parameters import TRAJECTORY_FEEDFORWARD
-from rnea_ros.robots import example_urdf_path
+from rnea_ros.model.example_robots import example_urdf_path
+from rnea_ros.ros.parameters import INVERSE_DYNAMICS as SPECS
+from rnea_ros.ros.parameters import TRAJECTORY_FEEDFORWARD
 from rnea_ros.testing.rosgraph import Driver, rclpy, stop
 
 pytestmark = pytest.mark.ros
@@ -208,7 +208,8 @@ def get_parameters(driver: Driver, names: list[str]) -> dict:
 def test_node_runs_on_the_config_files(tmp_path) -> None:
     """The node started as the README says (params file + remap to the controller's topic) takes
     every value of the file, and with the model from the topic commands the controller's joints."""
-    args = [sys.executable, "-m", "rnea_ros.node.main", "--ros-args", "--params-file", str(NODE_CONFIG)]
+    args = [sys.executable, "-m", "rnea_ros.nodes.inverse_dynamics"]
+    args += ["--ros-args", "--params-file", str(NODE_CONFIG)]
     args += ["-p", "tip_link:=panda_hand", "-r", "~/effort_commands:=/effort_controller/commands"]
     proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     model = RobotModel.from_urdf(PANDA, tip_link="panda_hand")
@@ -239,15 +240,15 @@ def test_node_runs_on_the_config_files(tmp_path) -> None:
 
 
 def test_readme_parameter_table_is_the_schema() -> None:
-    from rnea_ros.schema import markdown_table
+    from rnea_ros.ros.schema import markdown_table
 
     assert markdown_table(SPECS) in (ROOT / "README.md").read_text()
 
 
 def test_excitation_config_is_valid_and_is_what_the_mismatch_demo_records() -> None:
-    from rnea_ros.schema import validate
+    from rnea_ros.nodes.multisine_trajectory import MULTISINE
+    from rnea_ros.ros.schema import validate
     from rnea_ros.sim.mismatch_demo import EXCITATION
-    from rnea_ros.sim.multisine_node import MULTISINE
 
     values = yaml.safe_load((ROOT / "config" / "excitation.yaml").read_text())["multisine_trajectory"][
         "ros__parameters"

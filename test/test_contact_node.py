@@ -19,8 +19,8 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Bool
 
 from rnea_ros import Friction, RobotModel, gravity_torques, link_pose, rnea
-from rnea_ros.observer import MomentumObserver, tip_wrench
-from rnea_ros.robots import example_urdf_path
+from rnea_ros.estimation.observer import MomentumObserver, tip_wrench
+from rnea_ros.model.example_robots import example_urdf_path
 from rnea_ros.testing.rosgraph import NODE, Driver, rclpy, start_node, stop
 
 pytestmark = pytest.mark.ros

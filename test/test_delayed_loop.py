@@ -1,4 +1,4 @@
-"""The feedback bound (rnea_ros.feedforward.feedback_bound_kernel) against MuJoCo when the law
+"""The feedback bound (rnea_ros.control.effort_law.feedback_bound_kernel) against MuJoCo when the law
 sees late states (rnea_ros.sim.closed_loop.delayed_hold, in one process, no ROS).
 
 Every arm of example-robot-data the demo accepts starts 0.02 rad from home on every joint and is
@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from test_closed_loop import accepted_arms
 
-from rnea_ros.robots import example_robots_dir
+from rnea_ros.model.example_robots import example_robots_dir
 from rnea_ros.sim.closed_loop import delayed_hold
 from rnea_ros.sim.demo import argument_parser
 from rnea_ros.sim.scenario import make_config

@@ -27,7 +27,7 @@ import pytest
 pytestmark = pytest.mark.system
 
 DOMAIN = 100 + (os.getpid() + 37) % 100  # not this pytest process's own domain (test/rosgraph.py)
-CHILDREN = {"rnea_ros.node.main", "rnea_ros.sim.sim_node", "rnea_ros.sim.multisine_node"}
+CHILDREN = {"rnea_ros.nodes.inverse_dynamics", "rnea_ros.sim.sim_node", "rnea_ros.nodes.multisine_trajectory"}
 
 
 def demo(tmp: Path, *args: str, lockstep: bool = True) -> list[str]:
@@ -114,7 +114,7 @@ def test_real_time_run_meets_the_targets_or_stops_early_and_never_lets_the_arm_s
 def test_lockstep_closed_loop_meets_the_targets_on_other_arms(tmp_path: Path, arm: str, joints: int) -> None:
     """Same 12 s run on an arm with URDF friction and on one whose gripper the simulator holds:
     every target met, the friction runaway guard never tripped (it reports on /diagnostics)."""
-    from rnea_ros.robots import example_urdf_path
+    from rnea_ros.model.example_robots import example_urdf_path
 
     summary = tmp_path / "summary.json"
     args = ("--urdf", str(example_urdf_path(arm)), "--duration", "12", "--no-plot", "--json", str(summary))
@@ -130,7 +130,7 @@ def test_lockstep_closed_loop_meets_the_targets_on_other_arms(tmp_path: Path, ar
 
 
 def test_a_robot_that_is_not_an_arm_is_refused_up_front(tmp_path: Path) -> None:
-    from rnea_ros.robots import example_urdf_path
+    from rnea_ros.model.example_robots import example_urdf_path
 
     summary = tmp_path / "summary.json"
     run = subprocess.run(
@@ -207,7 +207,7 @@ def test_a_dying_child_fails_the_demo_and_stops_the_others(tmp_path: Path) -> No
     run = Demo(tmp_path)
     try:
         run.start()
-        next(c for c in run.children if "rnea_ros.node.main" in " ".join(c.cmdline())).kill()
+        next(c for c in run.children if "rnea_ros.nodes.inverse_dynamics" in " ".join(c.cmdline())).kill()
         assert run.finish(60) == 1, run.output
         _, alive = psutil.wait_procs(run.children, timeout=15)
         assert not alive, alive

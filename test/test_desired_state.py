@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rnea_ros.desired_state import DesiredState
 from rnea_ros.errors import RneaError, TrajectoryInPastError
+from rnea_ros.trajectory.desired_state import DesiredState
 
 pytestmark = pytest.mark.unit
 

@@ -16,8 +16,8 @@ from rnea_ros import (
     nonlinear_effects,
     rnea,
 )
-from rnea_ros.robots import example_urdf_path
-from rnea_ros.urdf import parse_urdf
+from rnea_ros.model.example_robots import example_urdf_path
+from rnea_ros.model.urdf import parse_urdf
 
 pytestmark = pytest.mark.unit
 

@@ -10,8 +10,8 @@ from test_time_scaling import panda_multisine
 
 from rnea_ros import Friction, RobotModel
 from rnea_ros.demo import PANDA_ARM, PANDA_HOME
-from rnea_ros.effort_trajectory import effort_trajectory
-from rnea_ros.trajectory_efforts import DEFAULT_RESAMPLE_PERIOD, trajectory_efforts
+from rnea_ros.trajectory.efforts import DEFAULT_RESAMPLE_PERIOD, trajectory_efforts
+from rnea_ros.trajectory.jtc_points import effort_trajectory
 
 pytestmark = pytest.mark.unit
 

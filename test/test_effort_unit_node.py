@@ -17,8 +17,8 @@ import pytest
 from sensor_msgs.msg import JointState
 
 from rnea_ros import RobotModel, rnea
-from rnea_ros.observer import MomentumObserver
-from rnea_ros.robots import example_urdf_path
+from rnea_ros.estimation.observer import MomentumObserver
+from rnea_ros.model.example_robots import example_urdf_path
 from rnea_ros.testing.rosgraph import FRICTION_OFF, NODE, Driver, rclpy, start_node, stop
 
 pytestmark = pytest.mark.ros

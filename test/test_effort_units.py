@@ -1,4 +1,5 @@
-"""effort_unit (rnea_ros.node.effort_units, rnea_ros.gearing.effort_unit_factors): the per-joint
+"""effort_unit (rnea_ros.nodes.inverse_dynamics.effort_units,
+rnea_ros.algorithms.gearing.effort_unit_factors): the per-joint
 factors against `Gearing`'s conversions both ways, the node's runtime (commands clamped in joint
 torque, then converted), and the parameter rules naming the joint."""
 
@@ -10,14 +11,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rnea_ros import RobotModel, rnea
+from rnea_ros.algorithms.gearing import EFFORT_UNITS, Gearing, effort_unit_factors
+from rnea_ros.control.effort_law import compute_efforts
 from rnea_ros.errors import ParameterError, RneaError
-from rnea_ros.feedforward import compute_efforts
-from rnea_ros.gearing import EFFORT_UNITS, Gearing, effort_unit_factors
-from rnea_ros.node.effort_units import effort_units
-from rnea_ros.node.parameters import INVERSE_DYNAMICS
-from rnea_ros.node.runtime import build_runtime
-from rnea_ros.robots import example_urdf_path
-from rnea_ros.schema import defaults
+from rnea_ros.model.example_robots import example_urdf_path
+from rnea_ros.nodes.inverse_dynamics.effort_units import effort_units
+from rnea_ros.nodes.inverse_dynamics.runtime import build_runtime
+from rnea_ros.ros.parameters import INVERSE_DYNAMICS
+from rnea_ros.ros.schema import defaults
 
 pytestmark = pytest.mark.unit
 

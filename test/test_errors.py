@@ -24,13 +24,16 @@ from rnea_ros import (
     task_space_inertia,
 )
 from rnea_ros.errors import ParameterError
-from rnea_ros.robots import example_urdf_path
+from rnea_ros.model.example_robots import example_urdf_path
 
 pytestmark = pytest.mark.unit
 
 PACKAGE = Path(rnea_ros.__file__).parent
 # The core: every module but the ROS side (node/, sim/) and the demo's command line.
-CORE = sorted(p for p in PACKAGE.glob("*.py") if p.name != "demo.py")
+CORE_PACKAGES = (
+    "compiled", "model", "algorithms", "friction", "control", "estimation", "trajectory", "identification"
+)
+CORE = sorted(p for name in CORE_PACKAGES for p in (PACKAGE / name).glob("*.py")) + [PACKAGE / "errors.py"]
 MODELS = {name: RobotModel.from_urdf(example_urdf_path(name).read_text()) for name in ("panda", "ur5")}
 
 

@@ -11,7 +11,7 @@ import pinocchio as pin
 import pytest
 
 from rnea_ros import RobotModel, mass_matrix, rnea
-from rnea_ros.robots import example_robots_dir
+from rnea_ros.model.example_robots import example_robots_dir
 
 pytestmark = pytest.mark.unit
 

@@ -17,7 +17,6 @@ from rnea_ros import (
     Friction,
     RobotModel,
     compile_kernels,
-    compiled,
     forward_dynamics,
     gravity_torques,
     jacobian,
@@ -26,9 +25,10 @@ from rnea_ros import (
     nonlinear_effects,
     rnea,
 )
-from rnea_ros._jit import HAVE_NUMBA
-from rnea_ros.feedforward import EffortLaw, Efforts, compute_efforts
-from rnea_ros.robots import example_urdf_path
+from rnea_ros.compiled import entry_points as compiled
+from rnea_ros.compiled.jit import HAVE_NUMBA
+from rnea_ros.control.effort_law import EffortLaw, Efforts, compute_efforts
+from rnea_ros.model.example_robots import example_urdf_path
 
 pytestmark = pytest.mark.unit
 
@@ -42,8 +42,8 @@ CHILD = """
 import json, sys
 import numpy as np
 from rnea_ros import RobotModel, gravity_torques, jacobian, mass_matrix, rnea
-from rnea_ros._jit import HAVE_NUMBA
-from rnea_ros.robots import example_urdf_path
+from rnea_ros.compiled.jit import HAVE_NUMBA
+from rnea_ros.model.example_robots import example_urdf_path
 
 assert not HAVE_NUMBA
 q, qd, qdd, gravity, wrench = (np.array(x) for x in json.load(sys.stdin))
@@ -96,8 +96,8 @@ LAZY = """
 import json
 import numpy as np
 from rnea_ros import RobotModel, rnea
-from rnea_ros import compiled
-from rnea_ros.robots import example_urdf_path
+from rnea_ros.compiled import entry_points as compiled
+from rnea_ros.model.example_robots import example_urdf_path
 
 def ready():  # the kernels compiled so far: entry points, and any signature numba holds
     return sorted(

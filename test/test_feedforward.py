@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from rnea_ros import Friction, RobotModel, friction_torques, gravity_torques, jacobian, rnea
-from rnea_ros.feedforward import COMPENSABLE, EffortLaw, Efforts, compute_efforts
-from rnea_ros.robots import example_urdf_path
+from rnea_ros.control.effort_law import COMPENSABLE, EffortLaw, Efforts, compute_efforts
+from rnea_ros.model.example_robots import example_urdf_path
 
 pytestmark = pytest.mark.unit
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from rnea_ros import Friction, RobotModel, friction_torques
-from rnea_ros.robots import example_urdf_path
+from rnea_ros.model.example_robots import example_urdf_path
 
 pytestmark = pytest.mark.unit
 

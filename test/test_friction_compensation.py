@@ -1,6 +1,6 @@
-"""The friction compensation rules (rnea_ros.friction_compensation) against closed forms, an
+"""The friction compensation rules (rnea_ros.friction.compensation) against closed forms, an
 independent optimiser, the per-sample energy balance they are derived from, and the effort law
-that applies them (rnea_ros.feedforward)."""
+that applies them (rnea_ros.control.effort_law)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import pytest
 from scipy.optimize import minimize_scalar
 
 from rnea_ros import Friction, RobotModel, friction_torques, mass_matrix
-from rnea_ros.feedforward import EffortLaw, Efforts, compute_efforts
-from rnea_ros.friction_compensation import (
+from rnea_ros.control.effort_law import EffortLaw, Efforts, compute_efforts
+from rnea_ros.friction.compensation import (
     KAPPA,
     CompensationRules,
     feedback_friction,
@@ -19,7 +19,7 @@ from rnea_ros.friction_compensation import (
     loop_bounds,
     update_period,
 )
-from rnea_ros.robots import example_urdf_path
+from rnea_ros.model.example_robots import example_urdf_path
 
 pytestmark = pytest.mark.unit
 

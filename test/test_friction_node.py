@@ -15,8 +15,8 @@ from builtin_interfaces.msg import Duration
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from rnea_ros import Friction, RobotModel, friction_torques, mass_matrix, rnea
-from rnea_ros.friction_compensation import CompensationRules, feedback_friction
-from rnea_ros.robots import example_urdf_path
+from rnea_ros.friction.compensation import CompensationRules, feedback_friction
+from rnea_ros.model.example_robots import example_urdf_path
 from rnea_ros.testing.rosgraph import Driver, rclpy, start_node, stop
 
 pytestmark = pytest.mark.ros

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from rnea_ros import Friction, RobotModel, friction_torques, rnea
-from rnea_ros.identification import (
+from rnea_ros.identification.excitation import design
+from rnea_ros.identification.fit import (
     Samples,
     base_parameters,
     consistency,
@@ -19,7 +20,7 @@ from rnea_ros.identification import (
     prepare,
     pseudo_inertia,
 )
-from rnea_ros.regressor import (
+from rnea_ros.identification.regressor import (
     PER_BODY,
     body_columns,
     joint_columns,
@@ -28,8 +29,7 @@ from rnea_ros.regressor import (
     standard_parameters,
     with_parameters,
 )
-from rnea_ros.robots import example_urdf_path
-from rnea_ros.sim.multisine import design
+from rnea_ros.model.example_robots import example_urdf_path
 
 pytestmark = pytest.mark.unit
 

@@ -12,11 +12,16 @@ import pytest
 import yaml
 
 from rnea_ros import Friction, RobotModel, friction_torques, rnea
-from rnea_ros.bag import write_joint_states
-from rnea_ros.identify import main
-from rnea_ros.regressor import body_columns, joint_columns, standard_parameters, with_parameters
-from rnea_ros.robots import example_urdf_path
-from rnea_ros.sim.multisine import design
+from rnea_ros.identification.bag import write_joint_states
+from rnea_ros.identification.cli import main
+from rnea_ros.identification.excitation import design
+from rnea_ros.identification.regressor import (
+    body_columns,
+    joint_columns,
+    standard_parameters,
+    with_parameters,
+)
+from rnea_ros.model.example_robots import example_urdf_path
 
 pytestmark = pytest.mark.unit
 
@@ -224,7 +229,7 @@ def test_bad_input_is_one_line_and_exit_code_2(tmp_path, truth: RobotModel, caps
     assert "moon" in one_error_line(capsys)
     # the real entry point
     done = subprocess.run(
-        [sys.executable, "-m", "rnea_ros.identify", str(tmp_path / "missing"), *base],
+        [sys.executable, "-m", "rnea_ros.identification.cli", str(tmp_path / "missing"), *base],
         capture_output=True,
         text=True,
         check=False,

@@ -8,7 +8,7 @@ import yaml
 from test_identify import URDF, record, torques, truth  # noqa: F401 - truth is a fixture
 
 from rnea_ros import RobotModel, rnea
-from rnea_ros.identify import main
+from rnea_ros.identification.cli import main
 from rnea_ros.testing.rosgraph import Driver, start_node, stop
 
 pytestmark = pytest.mark.ros

@@ -12,11 +12,11 @@ import pytest
 from test_identify import URDF, motion, torques, truth  # noqa: F401 - truth is a fixture
 
 from rnea_ros import RobotModel, gravity_torques, rnea
-from rnea_ros.bag import write_joint_states
-from rnea_ros.identify import EXIT_WARNINGS, main
-from rnea_ros.identify_checks import GRAVITY_RELEVANT
-from rnea_ros.robots import example_urdf_path
-from rnea_ros.sim.multisine import design
+from rnea_ros.identification.bag import write_joint_states
+from rnea_ros.identification.checks import GRAVITY_RELEVANT
+from rnea_ros.identification.cli import EXIT_WARNINGS, main
+from rnea_ros.identification.excitation import design
+from rnea_ros.model.example_robots import example_urdf_path
 
 pytestmark = pytest.mark.unit
 
@@ -128,7 +128,7 @@ def test_panda_without_tip_link_reports_a_finite_condition_number(tmp_path, caps
     q, qd, qdd = np.hstack([q7, fingers + 0.02]), np.hstack([qd7, fingers]), np.hstack([qdd7, fingers])
     write_joint_states(tmp_path / "bag", t, model.joint_names, q, qd, rnea(model, q, qd, qdd))
     done = subprocess.run(
-        [sys.executable, "-m", "rnea_ros.identify", str(tmp_path / "bag"), "--urdf",
+        [sys.executable, "-m", "rnea_ros.identification.cli", str(tmp_path / "bag"), "--urdf",
          str(example_urdf_path("panda")), "--cutoff", "0", "--report-dir", str(tmp_path / "r")],
         capture_output=True,
         text=True,

@@ -41,7 +41,7 @@ from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import Float64MultiArray  # noqa: E402
 
 from rnea_ros import RobotModel, rnea  # noqa: E402
-from rnea_ros.robots import example_urdf_path  # noqa: E402
+from rnea_ros.model.example_robots import example_urdf_path  # noqa: E402
 from rnea_ros.testing.rosgraph import FRICTION_OFF  # noqa: E402
 
 LAUNCH_FILE = Path(__file__).resolve().parent.parent / "launch" / "inverse_dynamics.launch.py"

@@ -7,7 +7,7 @@ import pytest
 from robot_files import urdf_text
 
 from rnea_ros import RobotModel
-from rnea_ros.joint_map import JointMap
+from rnea_ros.trajectory.joint_map import JointMap
 
 pytestmark = pytest.mark.unit
 

@@ -1,4 +1,4 @@
-"""joint_states merged per joint (rnea_ros.node.joint_states): several publishers, ages, mimic
+"""joint_states merged per joint (rnea_ros.ros.joint_states): several publishers, ages, mimic
 joints and model swaps, without ROS."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from rnea_ros import RobotModel
-from rnea_ros.node.joint_states import JointStateCache, efforts_of, layout
-from rnea_ros.robots import example_urdf_path
+from rnea_ros.model.example_robots import example_urdf_path
+from rnea_ros.ros.joint_states import JointStateCache, efforts_of, layout
 
 pytestmark = pytest.mark.unit
 

@@ -132,14 +132,14 @@ def test_malformed_trajectories_are_refused_and_gains_checked() -> None:
 @pytest.mark.parametrize("seed", [0, 1])
 def test_closed_loop_in_mujoco_annotated_efforts_beat_the_pid(seed: int) -> None:
     """The arm of the Panda in MuJoCo (no ROS) under this JTC, a 3 s multi-sine: with the
-    efforts of rnea_ros.effort_trajectory the RMS tracking error is >= 10x lower on every joint
+    efforts of rnea_ros.trajectory.jtc_points the RMS tracking error is >= 10x lower on every joint
     than with the same PID alone."""
     from rnea_ros import Friction, RobotModel
-    from rnea_ros.effort_trajectory import effort_trajectory
-    from rnea_ros.robots import example_urdf_path
+    from rnea_ros.model.example_robots import example_urdf_path
     from rnea_ros.sim.jtc_demo import ARM, FINGER_HOME, FINGERS, HOME, KD, KP, multisine_points
     from rnea_ros.sim.mujoco_arm import MujocoArm
-    from rnea_ros.trajectory import TrajectorySampler
+    from rnea_ros.trajectory.jtc_points import effort_trajectory
+    from rnea_ros.trajectory.sampling import TrajectorySampler
 
     urdf = example_urdf_path("panda").read_text()
     model = RobotModel.from_urdf(urdf)

@@ -23,7 +23,7 @@ import pytest
 pytestmark = pytest.mark.system
 
 DOMAIN = 100 + (os.getpid() + 53) % 100  # not this pytest process's own domain (test/rosgraph.py)
-CHILDREN = ("rnea_ros.node.trajectory_feedforward", "rnea_ros.sim.sim_node")
+CHILDREN = ("rnea_ros.nodes.trajectory_feedforward", "rnea_ros.sim.sim_node")
 
 
 def leftovers() -> list[psutil.Process]:

@@ -1,4 +1,4 @@
-"""rnea_ros.kernel_cache: where numba caches the kernels and whether that cache is cold, in fresh
+"""rnea_ros.compiled.cache: where numba caches the kernels and whether that cache is cold, in fresh
 interpreters (a cold cache is an empty NUMBA_CACHE_DIR; nothing is compiled here: the colcon test
 in test_packaging.py checks a prepared cache)."""
 
@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from rnea_ros._jit import HAVE_NUMBA
+from rnea_ros.compiled.jit import HAVE_NUMBA
 
 pytestmark = pytest.mark.unit
 
 CODE = (
-    "from rnea_ros.kernel_cache import cache_is_cold, cache_location; "
+    "from rnea_ros.compiled.cache import cache_is_cold, cache_location; "
     "print(cache_is_cold(), cache_location())"
 )
 
@@ -37,6 +37,6 @@ def test_without_numba_nothing_is_cold_and_there_is_no_cache() -> None:
     out = subprocess.run([sys.executable, "-c", CODE], env=env, capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False"]
     proc = subprocess.run(
-        [sys.executable, "-m", "rnea_ros.kernel_cache"], env=env, capture_output=True, text=True, check=True
+        [sys.executable, "-m", "rnea_ros.compiled.cache"], env=env, capture_output=True, text=True, check=True
     )
     assert "nothing to compile" in proc.stdout

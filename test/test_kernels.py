@@ -7,9 +7,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rnea_ros import kernels as k
-from rnea_ros._jit import HAVE_NUMBA
-from rnea_ros.compiled import JOINT_TRANSFORMS
+from rnea_ros.compiled import kernels as k
+from rnea_ros.compiled.entry_points import JOINT_TRANSFORMS
+from rnea_ros.compiled.jit import HAVE_NUMBA
 
 pytestmark = pytest.mark.unit
 

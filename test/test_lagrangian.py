@@ -10,11 +10,16 @@ import pinocchio as pin
 import pytest
 
 from rnea_ros import RobotModel, gravity_torques, mass_matrix, nonlinear_effects, rnea
+from rnea_ros.algorithms.gearing import Gearing, armature_model, inverse_dynamics
+from rnea_ros.algorithms.lagrangian import (
+    christoffel,
+    coriolis_matrix,
+    mass_matrix_derivative,
+    mass_matrix_partials,
+)
 from rnea_ros.errors import RneaError
-from rnea_ros.gearing import Gearing, armature_model, inverse_dynamics
-from rnea_ros.lagrangian import christoffel, coriolis_matrix, mass_matrix_derivative, mass_matrix_partials
-from rnea_ros.momentum import momentum_terms
-from rnea_ros.robots import example_robots_dir
+from rnea_ros.estimation.momentum import momentum_terms
+from rnea_ros.model.example_robots import example_robots_dir
 from rnea_ros.sim.scenario import Refused, split_arm
 
 pytestmark = pytest.mark.unit
@@ -176,7 +181,7 @@ class GearedPin(Pin):
 
     def __init__(self, rel_path: str, gearing: Gearing) -> None:
         super().__init__(rel_path)
-        from rnea_ros import kernels as k
+        from rnea_ros.compiled import kernels as k
 
         n = self.model.nv
         self.aug = pin.buildModelFromUrdf(str(example_robots_dir() / rel_path))

@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from rnea_ros import RobotModel
-from rnea_ros.robots import example_urdf_path
+from rnea_ros.model.example_robots import example_urdf_path
 from rnea_ros.sim.plant import PAYLOAD_COM, PAYLOAD_MASS, make_plant
 
 pytestmark = pytest.mark.system

@@ -8,16 +8,8 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from rnea_ros import (
-    RneaError,
-    RobotModel,
-    UnknownLinkError,
-    URDFError,
-    gravity_torques,
-    mass_matrix,
-    rnea,
-)
-from rnea_ros.robots import example_urdf_path
+from rnea_ros import RneaError, RobotModel, UnknownLinkError, URDFError, gravity_torques, mass_matrix, rnea
+from rnea_ros.model.example_robots import example_urdf_path
 
 pytestmark = pytest.mark.unit
 

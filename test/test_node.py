@@ -14,15 +14,8 @@ from builtin_interfaces.msg import Duration
 from geometry_msgs.msg import WrenchStamped
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-from rnea_ros import (
-    RobotModel,
-    gravity_torques,
-    jacobian,
-    link_pose,
-    mass_matrix,
-    rnea,
-)
-from rnea_ros.robots import example_urdf_path
+from rnea_ros import RobotModel, gravity_torques, jacobian, link_pose, mass_matrix, rnea
+from rnea_ros.model.example_robots import example_urdf_path
 from rnea_ros.testing.rosgraph import FRICTION_OFF, Driver, start_node, stop
 
 pytestmark = pytest.mark.ros
@@ -313,7 +306,7 @@ def test_tip_apparent_mass_along_the_tip_velocity_or_the_rest_direction(node: Dr
 
 def test_a_slow_loop_lowers_the_feedback_gains_and_says_so(node: Driver) -> None:
     """States 0.1 s apart, a loop far slower than kp = 400 N m/rad is tuned for: the feedback
-    bound (rnea_ros.feedback_bound) lowers the gains, never raises them, and /diagnostics names
+    bound (rnea_ros.control.feedback_bound) lowers the gains, never raises them, and /diagnostics names
     the joints; with feedback.max_phase_lag 0 the PD acts exactly as given."""
     q, zero, offset, kp = random_state()[0], np.zeros(MODEL.nv), 0.01, 400.0
     publisher = node.node.create_publisher(JointTrajectory, "/inverse_dynamics/joint_trajectory", 10)

@@ -11,7 +11,7 @@ import pytest
 from std_msgs.msg import String
 
 from rnea_ros import RobotModel, rnea
-from rnea_ros.robots import example_urdf_path
+from rnea_ros.model.example_robots import example_urdf_path
 from rnea_ros.testing.rosgraph import FRICTION_OFF, Driver, start_node, stop
 
 pytestmark = pytest.mark.ros

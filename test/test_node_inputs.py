@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from rnea_ros import RobotModel, rnea
-from rnea_ros.robots import example_urdf_path
+from rnea_ros.model.example_robots import example_urdf_path
 from rnea_ros.testing.rosgraph import FRICTION_OFF, Driver, start_node, stop
 
 pytestmark = pytest.mark.ros

@@ -19,7 +19,7 @@ from lifecycle_msgs.msg import Transition
 from lifecycle_msgs.srv import ChangeState, GetState
 
 from rnea_ros import RobotModel, gravity_torques, rnea
-from rnea_ros.robots import example_urdf_path
+from rnea_ros.model.example_robots import example_urdf_path
 from rnea_ros.testing.rosgraph import FRICTION_OFF, NODE, Driver, ros_distro, start_node, stop
 
 pytestmark = pytest.mark.ros
@@ -86,7 +86,7 @@ def managed(tmp_path):
         "diagnostics_period": 0.2,
         **FRICTION_OFF,
     }
-    proc = start_node(tmp_path, params, module="rnea_ros.node.lifecycle")
+    proc = start_node(tmp_path, params, module="rnea_ros.nodes.inverse_dynamics.lifecycle")
     driver = Driver("lifecycle_driver", dict(zip(NAMES, MODEL.effort_limit, strict=True)))
     try:
         yield driver, proc
@@ -147,7 +147,8 @@ def test_states_through_the_lifecycle_services(managed) -> None:
 
 
 def test_configure_fails_with_a_bad_description_and_the_node_stays_unconfigured(tmp_path) -> None:
-    proc = start_node(tmp_path, {"robot_description": "<robot name='x'>"}, module="rnea_ros.node.lifecycle")
+    lifecycle = "rnea_ros.nodes.inverse_dynamics.lifecycle"
+    proc = start_node(tmp_path, {"robot_description": "<robot name='x'>"}, module=lifecycle)
     driver = Driver("lifecycle_bad_driver")
     try:
         assert not change(driver, Transition.TRANSITION_CONFIGURE)

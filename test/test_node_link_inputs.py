@@ -11,8 +11,8 @@ import pytest
 from geometry_msgs.msg import InertiaStamped, WrenchStamped
 
 from rnea_ros import RobotModel, link_pose, rnea
-from rnea_ros.node.overrides import moving_links
-from rnea_ros.robots import example_urdf_path
+from rnea_ros.model.example_robots import example_urdf_path
+from rnea_ros.nodes.inverse_dynamics.overrides import moving_links
 from rnea_ros.testing.rosgraph import FRICTION_OFF, Driver, start_node, stop
 
 pytestmark = pytest.mark.ros

@@ -15,7 +15,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
 from rnea_ros import RobotModel, rnea
-from rnea_ros.robots import example_urdf_path
+from rnea_ros.model.example_robots import example_urdf_path
 from rnea_ros.testing.rosgraph import FRICTION_OFF, NODE, Driver, start_node, stop
 
 pytestmark = pytest.mark.ros

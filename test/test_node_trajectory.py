@@ -19,8 +19,8 @@ from builtin_interfaces.msg import Duration
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from rnea_ros import RobotModel
-from rnea_ros.node.common import set_stamp, stamp_ns
-from rnea_ros.robots import example_urdf_path
+from rnea_ros.model.example_robots import example_urdf_path
+from rnea_ros.ros.common import set_stamp, stamp_ns
 from rnea_ros.testing.rosgraph import FRICTION_OFF, Driver, start_node, stop
 
 pytestmark = pytest.mark.ros

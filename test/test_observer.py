@@ -19,8 +19,8 @@ from rnea_ros import (
     mass_matrix,
 )
 from rnea_ros.errors import RneaError
-from rnea_ros.observer import MomentumObserver, TipWrench, observe, tip_wrench
-from rnea_ros.robots import example_urdf_path
+from rnea_ros.estimation.observer import MomentumObserver, TipWrench, observe, tip_wrench
+from rnea_ros.model.example_robots import example_urdf_path
 
 pytestmark = pytest.mark.unit
 

@@ -1,4 +1,5 @@
-"""The message inputs of the node (rnea_ros.node.overrides) and how the runtime combines them with
+"""The message inputs of the node (rnea_ros.nodes.inverse_dynamics.overrides)
+and how the runtime combines them with
 the parameters: wrenches on any link in root or link axes, payloads, which input wins, model
 swaps; checked against the core's rnea(..., wrenches=...) and with_payload (no ROS processes)."""
 
@@ -8,14 +9,14 @@ import numpy as np
 import pytest
 
 from rnea_ros import RobotModel, link_pose, rnea
+from rnea_ros.control.effort_law import compute_efforts
 from rnea_ros.errors import RneaError
-from rnea_ros.feedforward import compute_efforts
-from rnea_ros.node.overrides import NONE, moving_links, payload_of, wrench_of
-from rnea_ros.node.overrides import message_link as link_of
-from rnea_ros.node.parameters import INVERSE_DYNAMICS
-from rnea_ros.node.runtime import build_runtime
-from rnea_ros.robots import example_urdf_path
-from rnea_ros.schema import defaults
+from rnea_ros.model.example_robots import example_urdf_path
+from rnea_ros.nodes.inverse_dynamics.overrides import NONE, moving_links, payload_of, wrench_of
+from rnea_ros.nodes.inverse_dynamics.overrides import message_link as link_of
+from rnea_ros.nodes.inverse_dynamics.runtime import build_runtime
+from rnea_ros.ros.parameters import INVERSE_DYNAMICS
+from rnea_ros.ros.schema import defaults
 
 pytestmark = pytest.mark.unit
 

@@ -72,12 +72,12 @@ def test_ament_index_finds_share_with_launch_and_config(colcon_install: Path) ->
 
 
 def test_colcon_build_leaves_the_kernels_in_numba_cache_for_the_first_start(colcon_install: Path) -> None:
-    """setup.py's install_lib runs `python -m rnea_ros.kernel_cache` on the installed package: the
+    """setup.py's install_lib runs `python -m rnea_ros.compiled.cache` on the installed package: the
     first start from the install loads every kernel, compiling none."""
     site = next((colcon_install / "lib").glob("python3*/site-packages"))
     assert list((site / "rnea_ros" / "__pycache__").glob("kernels.*.nbi")), "no numba cache in the install"
     code = (
-        "from rnea_ros.kernel_cache import cache_is_cold, cache_location; "
+        "from rnea_ros.compiled.cache import cache_is_cold, cache_location; "
         "from rnea_ros import compile_kernels; "
         "print(cache_is_cold(), compile_kernels().cold_cache, cache_location())"
     )
@@ -103,8 +103,8 @@ def test_pip_wheel_has_the_package_and_its_data(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stdout + proc.stderr
     (wheel,) = tmp_path.glob("rnea_ros-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
-    assert "rnea_ros/node/main.py" in names
-    assert "rnea_ros/kernels.py" in names
+    assert "rnea_ros/nodes/inverse_dynamics/__main__.py" in names
+    assert "rnea_ros/compiled/kernels.py" in names
     assert "rnea_ros/py.typed" in names, "type hints are not marked as shipped (PEP 561)"
     assert not any(n.startswith("test/") for n in names), "tests are packaged"
     data = {n.split(".data/data/", 1)[1] for n in names if ".data/data/" in n}

@@ -16,15 +16,15 @@ import yaml
 from rcl_interfaces.msg import ParameterType
 from rcl_interfaces.srv import GetParameters, SetParameters
 
-from rnea_ros.node.parameters import INVERSE_DYNAMICS, TRAJECTORY_FEEDFORWARD
-from rnea_ros.schema import Param
+from rnea_ros.ros.parameters import INVERSE_DYNAMICS, TRAJECTORY_FEEDFORWARD
+from rnea_ros.ros.schema import Param
 from rnea_ros.testing.rosgraph import Driver, stop
 
 pytestmark = pytest.mark.ros
 
 NODES = {
-    "inverse_dynamics": ("rnea_ros.node.main", INVERSE_DYNAMICS),
-    "trajectory_feedforward": ("rnea_ros.node.trajectory_feedforward", TRAJECTORY_FEEDFORWARD),
+    "inverse_dynamics": ("rnea_ros.nodes.inverse_dynamics", INVERSE_DYNAMICS),
+    "trajectory_feedforward": ("rnea_ros.nodes.trajectory_feedforward", TRAJECTORY_FEEDFORWARD),
 }
 DOUBLE_TYPES = {
     "double": ParameterType.PARAMETER_DOUBLE,

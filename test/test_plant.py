@@ -6,10 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rnea_ros.robots import example_urdf_path
+from rnea_ros.model.example_robots import example_urdf_path
+from rnea_ros.model.urdf import parse_urdf
 from rnea_ros.sim.mujoco_arm import MujocoArm
 from rnea_ros.sim.plant import PAYLOAD_BOX, PAYLOAD_COM, PAYLOAD_MASS, box_inertia, make_plant
-from rnea_ros.urdf import parse_urdf
 
 pytestmark = pytest.mark.unit
 

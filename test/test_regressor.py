@@ -8,7 +8,7 @@ import pinocchio as pin
 import pytest
 
 from rnea_ros import Friction, RobotModel, friction_torques, rnea
-from rnea_ros.regressor import (
+from rnea_ros.identification.regressor import (
     PER_BODY,
     body_columns,
     body_links,
@@ -19,7 +19,7 @@ from rnea_ros.regressor import (
     standard_parameters,
     with_parameters,
 )
-from rnea_ros.robots import example_urdf_path
+from rnea_ros.model.example_robots import example_urdf_path
 
 pytestmark = pytest.mark.unit
 

@@ -23,8 +23,8 @@ from ros_install import BIN, REPO, Background, bash, ros2, ros2_retry
 from std_msgs.msg import String
 
 from rnea_ros import RobotModel, rnea
-from rnea_ros.dynamics import link_pose
-from rnea_ros.robots import example_urdf_path
+from rnea_ros.algorithms.dynamics import link_pose
+from rnea_ros.model.example_robots import example_urdf_path
 from rnea_ros.testing.rosgraph import FRICTION_OFF, Driver
 
 pytestmark = pytest.mark.system

@@ -1,4 +1,4 @@
-"""The runaway guard (rnea_ros.runaway_guard): its energy bookkeeping against closed forms on a
+"""The runaway guard (rnea_ros.friction.runaway_guard): its energy bookkeeping against closed forms on a
 one-joint plant, when it trips and when it must not, the fade, and in MuJoCo: a node friction model
 far above the plant's (scale 1) drives an xArm7 joint, the guard fades it and the joint stops."""
 
@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 
 from rnea_ros import Friction
-from rnea_ros.feedforward import EffortLaw
-from rnea_ros.friction_compensation import CompensationRules
-from rnea_ros.robots import example_urdf_path
-from rnea_ros.runaway_guard import G_DISSIPATED, G_INJECTED, SPEED, RunawayGuard
+from rnea_ros.control.effort_law import EffortLaw
+from rnea_ros.friction.compensation import CompensationRules
+from rnea_ros.friction.runaway_guard import G_DISSIPATED, G_INJECTED, SPEED, RunawayGuard
+from rnea_ros.model.example_robots import example_urdf_path
 from rnea_ros.sim.closed_loop import Loop, coast
 from rnea_ros.sim.scenario import home_of, split_arm
 

@@ -1,4 +1,5 @@
-"""The node's model/parameter bundle (rnea_ros.node.runtime): parameters turned into the model and
+"""The node's model/parameter bundle (rnea_ros.nodes.inverse_dynamics.runtime):
+parameters turned into the model and
 effort law the cycle uses, checked against the core's public API."""
 
 from __future__ import annotations
@@ -7,12 +8,12 @@ import numpy as np
 import pytest
 
 from rnea_ros import Friction, RobotModel, friction_torques, rnea
+from rnea_ros.control.effort_law import compute_efforts
 from rnea_ros.errors import ParameterError
-from rnea_ros.feedforward import compute_efforts
-from rnea_ros.node.parameters import INVERSE_DYNAMICS
-from rnea_ros.node.runtime import build_runtime
-from rnea_ros.robots import example_urdf_path
-from rnea_ros.schema import defaults
+from rnea_ros.model.example_robots import example_urdf_path
+from rnea_ros.nodes.inverse_dynamics.runtime import build_runtime
+from rnea_ros.ros.parameters import INVERSE_DYNAMICS
+from rnea_ros.ros.schema import defaults
 
 pytestmark = pytest.mark.unit
 

@@ -1,4 +1,4 @@
-"""Parameter schemas (rnea_ros.schema): every parameter of every node accepts what ROS users
+"""Parameter schemas (rnea_ros.ros.schema): every parameter of every node accepts what ROS users
 write (integers for doubles, [] for the default) and refuses the rest naming itself."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ import math
 import pytest
 
 from rnea_ros.errors import ParameterError
-from rnea_ros.node.parameters import INVERSE_DYNAMICS, TRAJECTORY_FEEDFORWARD
-from rnea_ros.schema import Param, is_per_joint_value, validate, validate_value
+from rnea_ros.ros.parameters import INVERSE_DYNAMICS, TRAJECTORY_FEEDFORWARD
+from rnea_ros.ros.schema import Param, is_per_joint_value, validate, validate_value
 
 pytestmark = pytest.mark.unit
 

@@ -17,12 +17,12 @@ import pytest
 from pinref import PinRef
 
 from rnea_ros import RobotModel, gravity_torques, mass_matrix, rnea
-from rnea_ros.robots import example_urdf_path
-from rnea_ros.sim.answers import AnswerMatcher
+from rnea_ros.identification.excitation import MultiSine, design, within_effort_limits
+from rnea_ros.model.example_robots import example_urdf_path
+from rnea_ros.sim.answer_pairing import AnswerMatcher
 from rnea_ros.sim.mujoco_arm import MujocoArm, mujoco_urdf
-from rnea_ros.sim.multisine import MultiSine, design, within_effort_limits
 from rnea_ros.sim.report import Recording, check_targets, plot, summarize, table
-from rnea_ros.trajectory import TrajectorySampler
+from rnea_ros.trajectory.sampling import TrajectorySampler
 
 pytestmark = pytest.mark.unit
 

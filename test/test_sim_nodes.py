@@ -23,7 +23,7 @@ from std_msgs.msg import Empty, Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory
 
 from rnea_ros import RobotModel, gravity_torques, mass_matrix
-from rnea_ros.robots import example_urdf_path
+from rnea_ros.model.example_robots import example_urdf_path
 from rnea_ros.testing.rosgraph import stop  # sets ROS_DOMAIN_ID and ROS_LOCALHOST_ONLY before rclpy.init
 
 pytestmark = pytest.mark.ros
@@ -190,7 +190,7 @@ def test_multisine_node_publishes_a_trajectory_from_the_current_pose(tmp_path, p
         "sample_rate": 100.0,
         "autostart": True,
     }
-    proc = start(tmp_path, "rnea_ros.sim.multisine_node", "multisine_trajectory", params)
+    proc = start(tmp_path, "rnea_ros.nodes.multisine_trajectory", "multisine_trajectory", params)
 
     def state(q: np.ndarray, sec: int, nanosec: int) -> JointState:
         msg = JointState(name=ALL, position=q.tolist(), velocity=[0.0] * 9)

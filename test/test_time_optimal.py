@@ -13,9 +13,9 @@ from test_time_scaling import UR5_HOME, panda_multisine, point_to_point
 
 from rnea_ros import Friction, RobotModel, rnea
 from rnea_ros.demo import PANDA_ARM, PANDA_HOME
-from rnea_ros.time_scaling import minimal_time_scale
-from rnea_ros.trajectory import TrajectorySampler
-from rnea_ros.trajectory_efforts import trajectory_efforts
+from rnea_ros.trajectory.efforts import trajectory_efforts
+from rnea_ros.trajectory.sampling import TrajectorySampler
+from rnea_ros.trajectory.time_scaling import minimal_time_scale
 
 pytestmark = pytest.mark.unit
 
@@ -23,7 +23,7 @@ LAW = {"compensate": {"gravity", "coriolis", "inertia", "wrench", "friction"}}
 
 
 def test_missing_toppra_gives_a_clear_message(monkeypatch) -> None:
-    from rnea_ros import time_optimal
+    from rnea_ros.trajectory import time_optimal
 
     monkeypatch.setitem(sys.modules, "toppra", None)
     model = RobotModel.from_urdf(urdf_text("double_pendulum"))
@@ -33,7 +33,7 @@ def test_missing_toppra_gives_a_clear_message(monkeypatch) -> None:
 
 def test_batch_torque_constraint_equals_toppras_own_with_per_point_inverse_dynamics() -> None:
     pytest.importorskip("toppra")
-    from rnea_ros.time_optimal import _path, _toppra, _torque_constraint
+    from rnea_ros.trajectory.time_optimal import _path, _toppra, _torque_constraint
 
     toppra = _toppra()  # with its submodules imported
 
@@ -66,7 +66,7 @@ def test_batch_torque_constraint_equals_toppras_own_with_per_point_inverse_dynam
 @pytest.mark.parametrize("case", ["panda multi-sine 45 %", "ur5 point-to-point"])
 def test_time_optimal_result_holds_the_limits_and_is_no_slower_than_uniform_scaling(case) -> None:
     pytest.importorskip("toppra")
-    from rnea_ros.time_optimal import time_optimal_parameterisation
+    from rnea_ros.trajectory.time_optimal import time_optimal_parameterisation
 
     if case.startswith("panda"):
         model = RobotModel.from_urdf(urdf_text("panda"))
@@ -93,7 +93,7 @@ def test_time_optimal_result_holds_the_limits_and_is_no_slower_than_uniform_scal
 
 def test_viscous_friction_is_refused() -> None:
     pytest.importorskip("toppra")
-    from rnea_ros.time_optimal import time_optimal_parameterisation
+    from rnea_ros.trajectory.time_optimal import time_optimal_parameterisation
 
     model = RobotModel.from_urdf(urdf_text("double_pendulum"))
     with pytest.raises(ValueError, match="viscous"):

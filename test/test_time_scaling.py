@@ -12,16 +12,16 @@ from robot_files import urdf_text
 
 from rnea_ros import Friction, RobotModel, friction_torques, gravity_torques, mass_matrix, nonlinear_effects
 from rnea_ros.demo import PANDA_ARM, PANDA_HOME
-from rnea_ros.sim.multisine import design
-from rnea_ros.time_scaling import (
+from rnea_ros.identification.excitation import design
+from rnea_ros.trajectory.efforts import DEFAULT_RESAMPLE_PERIOD, resample, trajectory_efforts
+from rnea_ros.trajectory.sampling import TrajectorySampler
+from rnea_ros.trajectory.time_scaling import (
     _above,
     _largest_feasible,
     check_limits,
     minimal_time_scale,
     scale_trajectory,
 )
-from rnea_ros.trajectory import TrajectorySampler
-from rnea_ros.trajectory_efforts import DEFAULT_RESAMPLE_PERIOD, resample, trajectory_efforts
 
 pytestmark = pytest.mark.unit
 

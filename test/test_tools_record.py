@@ -1,5 +1,5 @@
 """rnea_ros_record and rnea_ros_trigger as processes: a real joint_states publisher process ->
-the recorder process -> the bag read back with rnea_ros.bag, every number compared exactly."""
+the recorder process -> the bag read back with rnea_ros.identification.bag, every number compared exactly."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ import yaml
 from joint_state_source import NAMES, values
 from rosbags.rosbag2 import Reader
 
-from rnea_ros.bag import read_joint_states
+from rnea_ros.identification.bag import read_joint_states
 from rnea_ros.sim.processes import _die_with_parent
 
 pytestmark = pytest.mark.ros

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rnea_ros.trajectory import TrajectorySampler
+from rnea_ros.trajectory.sampling import TrajectorySampler
 
 pytestmark = pytest.mark.unit
 

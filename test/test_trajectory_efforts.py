@@ -18,10 +18,8 @@ from rnea_ros import (
     mass_matrix,
     nonlinear_effects,
 )
-from rnea_ros.feedforward import COMPENSABLE, EffortLaw, Efforts, compute_efforts
-from rnea_ros.time_scaling import minimal_time_scale, scale_trajectory
-from rnea_ros.trajectory import TrajectorySampler
-from rnea_ros.trajectory_efforts import (
+from rnea_ros.control.effort_law import COMPENSABLE, EffortLaw, Efforts, compute_efforts
+from rnea_ros.trajectory.efforts import (
     DEFAULT_RESAMPLE_PERIOD,
     effort_terms,
     interpolation_error,
@@ -29,6 +27,8 @@ from rnea_ros.trajectory_efforts import (
     resample,
     trajectory_efforts,
 )
+from rnea_ros.trajectory.sampling import TrajectorySampler
+from rnea_ros.trajectory.time_scaling import minimal_time_scale, scale_trajectory
 
 pytestmark = pytest.mark.unit
 
@@ -198,7 +198,7 @@ def test_default_period_keeps_the_interpolation_within_one_percent_of_the_limit(
     """At their limits after minimal_time_scale: Panda + 3 kg and UR5 point-to-point moves, and a
     Panda multi-sine like the demo's; the error on a 5x denser grid than `interpolation_error`'s."""
     from rnea_ros.demo import PANDA_HOME
-    from rnea_ros.sim.multisine import design
+    from rnea_ros.identification.excitation import design
 
     panda = RobotModel.from_urdf(urdf_text("panda"))
     heavy = panda.with_payload("panda_hand", mass=3.0, com=(0.0, 0.0, 0.1))

@@ -28,13 +28,10 @@ from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from rnea_ros import Friction, friction_torques
-from rnea_ros.testing.rosgraph import (  # sets ROS_DOMAIN_ID and ROS_LOCALHOST_ONLY before rclpy.init
-    rclpy,
-    stop,
-)
-from rnea_ros.time_scaling import scale_trajectory
-from rnea_ros.trajectory import TrajectorySampler
-from rnea_ros.trajectory_efforts import resample
+from rnea_ros.testing.rosgraph import rclpy, stop
+from rnea_ros.trajectory.efforts import resample
+from rnea_ros.trajectory.sampling import TrajectorySampler
+from rnea_ros.trajectory.time_scaling import scale_trajectory
 
 pytestmark = pytest.mark.ros
 
@@ -64,7 +61,7 @@ def start(tmp: Path, params: dict, *extra: str, env: dict | None = None) -> subp
 
 
 def start_file(path: Path, *extra: str, env: dict | None = None) -> subprocess.Popen:
-    args = [sys.executable, "-m", "rnea_ros.node.trajectory_feedforward", "--ros-args"]
+    args = [sys.executable, "-m", "rnea_ros.nodes.trajectory_feedforward", "--ros-args"]
     args += ["--params-file", str(path), "-r", f"~/trajectory_out:={OUT}", *extra]
     return subprocess.Popen(
         args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env or os.environ.copy()
@@ -289,7 +286,7 @@ def test_efforts_at_every_point_for_a_subset_in_any_order(tmp_path, panda: PinRe
 
 
 def panda_urdf() -> str:
-    from rnea_ros.robots import example_urdf_path
+    from rnea_ros.model.example_robots import example_urdf_path
 
     return example_urdf_path("panda").read_text()
 
@@ -300,7 +297,7 @@ def test_parameters_as_users_write_them_reach_the_efforts(tmp_path, ur5: PinRef)
     from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
     from std_msgs.msg import String
 
-    from rnea_ros.robots import example_urdf_path
+    from rnea_ros.model.example_robots import example_urdf_path
 
     model = ur5.model
     path = tmp_path / "user.yaml"

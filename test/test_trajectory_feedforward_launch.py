@@ -37,7 +37,7 @@ from rclpy.executors import SingleThreadedExecutor  # noqa: E402
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint  # noqa: E402
 
 from rnea_ros import Friction, RobotModel, friction_torques, rnea  # noqa: E402
-from rnea_ros.robots import example_urdf_path  # noqa: E402
+from rnea_ros.model.example_robots import example_urdf_path  # noqa: E402
 
 LAUNCH_FILE = Path(__file__).resolve().parent.parent / "launch" / "trajectory_feedforward.launch.py"
 try:

@@ -1,4 +1,4 @@
-"""rnea_ros.node.waitset_loop in-process with real rclpy (each test its own Context): entities
+"""rnea_ros.ros.waitset_loop in-process with real rclpy (each test its own Context): entities
 created after start are served and the tables are rebuilt only when entities change; timers,
 services, node guard conditions and clients are served; an exception in any callback goes to the
 error handler and the loop goes on; the memory is bounded by the QoS depth; on an rclpy without
@@ -19,8 +19,8 @@ from rclpy.node import Node
 from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import String
 
-from rnea_ros.node import waitset_loop
-from rnea_ros.node.waitset_loop import WaitSetExecutor, missing_api, spin_waitset
+from rnea_ros.ros import waitset_loop
+from rnea_ros.ros.waitset_loop import WaitSetExecutor, missing_api, spin_waitset
 
 pytestmark = pytest.mark.ros
 

@@ -1,7 +1,7 @@
 """The node's effort law driving a MuJoCo arm in lock-step, in one process (no ROS).
 
 Each step does what the lock-step demo does over DDS: the simulator's state at time t goes to the
-effort law (`rnea_ros.feedforward.compute_efforts`, stamped t), the command is applied over the
+effort law (`rnea_ros.control.effort_law.compute_efforts`, stamped t), the command is applied over the
 next physics step. The model is parsed from the same URDF, so model and simulator have the same
 joints in the same order (`MujocoArm.joint_names == RobotModel.joint_names`). Joints outside
 `joints` are held by the simulator's servo, as the demo holds a gripper.
@@ -18,13 +18,13 @@ from dataclasses import dataclass, replace
 import mujoco
 import numpy as np
 
-from ..feedforward import EffortLaw, Efforts, compute_efforts
-from ..friction import Friction
-from ..model import RobotModel
-from .mujoco_arm import MujocoArm
-from .multisine import design
-from .report import Recording
-from .scenario import LEAD, MODEL_TERMS, SETTLE, Config, home_of, split_arm
+from rnea_ros.control.effort_law import EffortLaw, Efforts, compute_efforts
+from rnea_ros.friction.model import Friction
+from rnea_ros.identification.excitation import design
+from rnea_ros.model.robot_model import RobotModel
+from rnea_ros.sim.mujoco_arm import MujocoArm
+from rnea_ros.sim.report import Recording
+from rnea_ros.sim.scenario import LEAD, MODEL_TERMS, SETTLE, Config, home_of, split_arm
 
 Desired = Callable[[float], tuple[np.ndarray, np.ndarray, np.ndarray]]  # t → q, q̇, q̈ of `joints`
 

@@ -1,7 +1,7 @@
 """`python -m rnea_ros.demo --contact`: external-torque estimation and collision detection against
 MuJoCo, in one process (no ROS): the node's effort law (feedforward + PD) tracks a fast
 multi-sine on the arm while known wrenches act on a link (MuJoCo `xfrc_applied`), and the momentum
-observer (`rnea_ros.observer`, the node's ~/external_efforts) and the naive estimator
+observer (`rnea_ros.estimation.observer`, the node's ~/external_efforts) and the naive estimator
 τ_m − rnea(q, q̇, q̈) − τ_f (q̈ from twice-differentiated positions) run on what the simulator
 publishes in joint_states (q, q̇ and the applied effort, as sim_node does).
 
@@ -32,15 +32,15 @@ from pathlib import Path
 import mujoco
 import numpy as np
 
-from ..dynamics import rnea
-from ..feedforward import EffortLaw
-from ..friction import friction_torques
-from ..model import RobotModel
-from ..observer import TipWrench, observe
-from ..robots import example_urdf_path
-from .closed_loop import Loop
-from .multisine import design
-from .scenario import MODEL_TERMS, gains, home_of, split_arm
+from rnea_ros.algorithms.dynamics import rnea
+from rnea_ros.control.effort_law import EffortLaw
+from rnea_ros.estimation.observer import TipWrench, observe
+from rnea_ros.friction.model import friction_torques
+from rnea_ros.identification.excitation import design
+from rnea_ros.model.example_robots import example_urdf_path
+from rnea_ros.model.robot_model import RobotModel
+from rnea_ros.sim.closed_loop import Loop
+from rnea_ros.sim.scenario import MODEL_TERMS, gains, home_of, split_arm
 
 GAIN = 100.0  # observer gain K_O, rad/s (time constant 10 ms)
 THRESHOLD_MARGIN = 1.5
@@ -140,7 +140,7 @@ def quantized(rec: Record, bits: int) -> Record:
 
 
 def _friction(model: RobotModel):
-    from ..friction import Friction
+    from rnea_ros.friction.model import Friction
 
     return Friction.from_model(model)
 
@@ -410,7 +410,7 @@ def main(argv: list[str] | None = None) -> int:
         plot(out, path)
         print(f"plot: {path}")
     if args.mismatch_record > 0:
-        from .contact_mismatch import mismatch_residuals
+        from rnea_ros.sim.contact_mismatch import mismatch_residuals
 
         out["mismatch"] = mismatch_residuals(args.mismatch_record, args.mismatch_free, args.seed, GAIN)
         print(mismatch_table(out["mismatch"]))

@@ -1,7 +1,7 @@
 """Contact-free fast motion on a Panda that is not its URDF (`rnea_ros.sim.plant`, the mismatch
 demo's robot: masses and inertias ±20 %, friction and armature the URDF lacks), in one process:
 how large the observer's residual gets with the URDF model, and with a model identified from an
-excitation recorded on that plant (`rnea_ros.identification.identify`, inertials, friction and
+excitation recorded on that plant (`rnea_ros.identification.fit.identify`, inertials, friction and
 armature of the chain up to panda_hand). Both observers run on the same contact-free run, so
 |r| there is model error alone: the collision thresholds must exceed it.
 
@@ -14,16 +14,16 @@ from __future__ import annotations
 import mujoco
 import numpy as np
 
-from ..feedforward import EffortLaw, Efforts, compute_efforts
-from ..friction import Friction
-from ..identification import identify, prepare
-from ..model import RobotModel
-from ..observer import observe
-from ..robots import example_urdf_path
-from .contact_demo import PULSE, THRESHOLD_MARGIN, Disturbance, fast_motion, first_flag
-from .mujoco_arm import MujocoArm
-from .plant import make_plant
-from .scenario import MODEL_TERMS, home_of
+from rnea_ros.control.effort_law import EffortLaw, Efforts, compute_efforts
+from rnea_ros.estimation.observer import observe
+from rnea_ros.friction.model import Friction
+from rnea_ros.identification.fit import identify, prepare
+from rnea_ros.model.example_robots import example_urdf_path
+from rnea_ros.model.robot_model import RobotModel
+from rnea_ros.sim.contact_demo import PULSE, THRESHOLD_MARGIN, Disturbance, fast_motion, first_flag
+from rnea_ros.sim.mujoco_arm import MujocoArm
+from rnea_ros.sim.plant import make_plant
+from rnea_ros.sim.scenario import MODEL_TERMS, home_of
 
 TIP = "panda_hand"
 KP = [2000.0, 2000.0, 2000.0, 2000.0, 500.0, 500.0, 200.0]  # the mismatch demo's gains

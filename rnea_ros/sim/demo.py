@@ -4,8 +4,8 @@
 
 Three separate processes talk over real DDS (ROS_LOCALHOST_ONLY=1, a ROS_DOMAIN_ID of the demo's
 own): `mujoco_sim` (rnea_ros.sim.sim_node, physics at 1 kHz, an effort forward_command_controller
-on /effort_controller/commands), `inverse_dynamics` (rnea_ros.node.main, on simulated time) and
-`multisine_trajectory` (rnea_ros.sim.multisine_node). This process supervises and records. With
+on /effort_controller/commands), `inverse_dynamics` (rnea_ros.nodes.inverse_dynamics, on simulated time) and
+`multisine_trajectory` (rnea_ros.nodes.multisine_trajectory). This process supervises and records. With
 the same PD gains (feedback.kp/kd, rnea_ros.sim.scenario's rule) throughout:
 
 1. hold: from rest, no trajectory, every model term compensated from the measured state
@@ -38,13 +38,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
-from .processes import Processes, start_nodes
-from .report import RealTimeLost
-from .scenario import Config, make_config, write_parameters
+from rnea_ros.sim.processes import Processes, start_nodes
+from rnea_ros.sim.report import RealTimeLost
+from rnea_ros.sim.scenario import Config, make_config, write_parameters
 
 if TYPE_CHECKING:
-    from .report import Recording
-    from .supervisor import Supervisor
+    from rnea_ros.sim.report import Recording
+    from rnea_ros.sim.supervisor import Supervisor
 
 
 @contextlib.contextmanager
@@ -56,7 +56,7 @@ def supervised(
     the Supervisor's `keep_messages` and `hold`."""
     from rclpy.executors import ExternalShutdownException
 
-    from .supervisor import Supervisor
+    from rnea_ros.sim.supervisor import Supervisor
 
     supervisor = Supervisor(config, processes, timeout, record_terms, **options)
     try:
@@ -113,7 +113,7 @@ def argument_parser() -> argparse.ArgumentParser:
 def stopped_early(exc: RealTimeLost, json_path: str | None) -> None:
     """What a run that lost real time did to the arm until it stopped: the largest tracking error
     (or drift from the start pose before any trajectory), printed and in the JSON."""
-    from .report import largest_errors
+    from rnea_ros.sim.report import largest_errors
 
     worst, alone = (None, None) if exc.recording is None else largest_errors(exc.recording)
     if worst is not None:
@@ -169,7 +169,7 @@ def main(argv: list[str] | None = None) -> int:
         if processes is not None:
             processes.stop()
 
-    from .report import check_targets, plot, summarize, table
+    from rnea_ros.sim.report import check_targets, plot, summarize, table
 
     try:
         summary = summarize(recording)

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from ..trajectory import TrajectorySampler
+from rnea_ros.trajectory.sampling import TrajectorySampler
 
 GAIN_NAMES = ("p", "i", "d", "i_clamp", "ff_velocity_scale")
 

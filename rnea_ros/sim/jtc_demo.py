@@ -4,7 +4,7 @@ MuJoCo-simulated Panda.
     python -m rnea_ros.sim.jtc_demo [--duration 8] [--out out] [--no-plot] [--json FILE]
 
 Separate processes over real DDS (ROS_LOCALHOST_ONLY=1, a ROS_DOMAIN_ID of the demo's own):
-`trajectory_feedforward` (rnea_ros.node.trajectory_feedforward, `~/trajectory_out` remapped to
+`trajectory_feedforward` (rnea_ros.nodes.trajectory_feedforward, `~/trajectory_out` remapped to
 `/jtc/joint_trajectory`) for the whole demo, and for each run a fresh `mujoco_sim`
 (rnea_ros.sim.sim_node with `controller_type: joint_trajectory_controller`: JTC's effort law
 runs inside every 1 kHz physics step, so controller and physics are in lock-step and a run does
@@ -38,14 +38,14 @@ from typing import cast
 import numpy as np
 import yaml
 
-from ..friction import Friction
-from ..joint_map import JointMap
-from ..model import RobotModel
-from ..robots import example_urdf_path
-from ..trajectory_efforts import resample, trajectory_efforts
-from .jtc_report import Points, Run, plot, summarize, table
-from .multisine import design
-from .processes import Processes
+from rnea_ros.friction.model import Friction
+from rnea_ros.identification.excitation import design
+from rnea_ros.model.example_robots import example_urdf_path
+from rnea_ros.model.robot_model import RobotModel
+from rnea_ros.sim.jtc_report import Points, Run, plot, summarize, table
+from rnea_ros.sim.processes import Processes
+from rnea_ros.trajectory.efforts import resample, trajectory_efforts
+from rnea_ros.trajectory.joint_map import JointMap
 
 ARM = [f"panda_joint{i}" for i in range(1, 8)]
 FINGERS = ["panda_finger_joint1", "panda_finger_joint2"]
@@ -358,7 +358,7 @@ def main(argv: list[str] | None = None) -> int:
             sim_file = _params_file(Path(tmp) / "sim.yaml", "mujoco_sim", sim_parameters(urdf))
             children.start(
                 "trajectory_feedforward",
-                ["-m", "rnea_ros.node.trajectory_feedforward", "--ros-args", "--params-file", str(node_file)]
+                ["-m", "rnea_ros.nodes.trajectory_feedforward", "--ros-args", "--params-file", str(node_file)]
                 + ["-r", f"~/trajectory_out:={JTC_TOPIC}"],
             )
             supervisor = Supervisor(children, started + args.timeout, sim_file)

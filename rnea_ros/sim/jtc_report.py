@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..trajectory import TrajectorySampler
+from rnea_ros.trajectory.sampling import TrajectorySampler
 
 if TYPE_CHECKING:  # matplotlib is imported where it is used (plot)
     from matplotlib.artist import Artist

@@ -38,14 +38,23 @@ from typing import cast
 
 import numpy as np
 
-from ..bag import write_joint_states
-from ..model import RobotModel
-from ..robots import example_urdf_path
-from .mismatch_report import HELD_OUT, IDENTIFIED, TARGETS, TRUTH, Track, check_targets, plot, table
-from .plant import PAYLOAD_COM, PAYLOAD_MASS, Plant, make_plant
-from .processes import Processes, start_nodes
-from .report import Recording
-from .scenario import Config, check_arm, home_of, parameters, split_arm, write_parameters
+from rnea_ros.identification.bag import write_joint_states
+from rnea_ros.model.example_robots import example_urdf_path
+from rnea_ros.model.robot_model import RobotModel
+from rnea_ros.sim.mismatch_report import (
+    HELD_OUT,
+    IDENTIFIED,
+    TARGETS,
+    TRUTH,
+    Track,
+    check_targets,
+    plot,
+    table,
+)
+from rnea_ros.sim.plant import PAYLOAD_COM, PAYLOAD_MASS, Plant, make_plant
+from rnea_ros.sim.processes import Processes, start_nodes
+from rnea_ros.sim.report import Recording
+from rnea_ros.sim.scenario import Config, check_arm, home_of, parameters, split_arm, write_parameters
 
 # Impedance gains of the runs (N m/rad, N m s/rad), Franka-like: stiff enough for the excitation
 # to be followed closely with the URDF model, the same in every run.
@@ -123,7 +132,7 @@ def supervise(
 ) -> tuple[Recording, tuple[float, float], list]:
     """Start the nodes, run one trajectory of `duration` s from rest, stop them; (Recording,
     window, every joint_states message when `keep_messages`, else [])."""
-    from .demo import supervised
+    from rnea_ros.sim.demo import supervised
 
     out = Path(args.out) / "mismatch"
     processes = Processes(out / "logs" / name)
@@ -168,8 +177,10 @@ def record_bag(messages: list, window: tuple[float, float], path: Path) -> Path:
 
 
 def identify(bag: Path, args: list[str], report_dir: Path) -> dict:
-    """`python -m rnea_ros.identify BAG ARGS --report-dir DIR`, as a user runs it; its report.json."""
-    command = [sys.executable, "-m", "rnea_ros.identify", str(bag), *args, "--report-dir", str(report_dir)]
+    """`python -m rnea_ros.identification.cli BAG ARGS --report-dir DIR`, as a user runs it;
+    its report.json."""
+    command = [sys.executable, "-m", "rnea_ros.identification.cli", str(bag), *args]
+    command += ["--report-dir", str(report_dir)]
     print("  $ identify " + " ".join(command[3:]))
     done = subprocess.run(command, capture_output=True, text=True, timeout=600, check=False)
     if done.returncode != 0:

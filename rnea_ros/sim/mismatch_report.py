@@ -13,8 +13,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .plant import PAYLOAD_COM, PAYLOAD_MASS, Plant
-from .report import Recording
+from rnea_ros.sim.plant import PAYLOAD_COM, PAYLOAD_MASS, Plant
+from rnea_ros.sim.report import Recording
 
 TRACKING_RATIO = 5.0  # tracking RMS, URDF model over identified, per joint
 HELD_OUT_RATIO = 0.10  # held-out torque RMS where the joint moves, identified over URDF, joints 1-6

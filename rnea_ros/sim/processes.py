@@ -66,7 +66,8 @@ def start_nodes(processes: Processes, params: Path, node_params: tuple[Path, ...
     extra = [arg for path in node_params for arg in ("--params-file", str(path))]
     processes.start(
         "inverse_dynamics",
-        ["-m", "rnea_ros.node.main", *ros, *extra, "-r", "~/effort_commands:=/effort_controller/commands"],
+        ["-m", "rnea_ros.nodes.inverse_dynamics", *ros, *extra]
+        + ["-r", "~/effort_commands:=/effort_controller/commands"],
     )
-    processes.start("multisine_trajectory", ["-m", "rnea_ros.sim.multisine_node", *ros])
+    processes.start("multisine_trajectory", ["-m", "rnea_ros.nodes.multisine_trajectory", *ros])
     processes.start("mujoco_sim", ["-m", "rnea_ros.sim.sim_node", *ros])

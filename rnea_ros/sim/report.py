@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from .scenario import SETTLE
+from rnea_ros.sim.scenario import SETTLE
 
 
 class RealTimeLost(RuntimeError):

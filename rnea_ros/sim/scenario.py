@@ -27,9 +27,9 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-from ..dynamics import gravity_torques, mass_matrix
-from ..model import RobotModel
-from ..robots import example_urdf_path
+from rnea_ros.algorithms.dynamics import gravity_torques, mass_matrix
+from rnea_ros.model.example_robots import example_urdf_path
+from rnea_ros.model.robot_model import RobotModel
 
 PANDA_ARM = [f"panda_joint{i}" for i in range(1, 8)]
 PANDA_HOME = {

@@ -41,13 +41,13 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 from trajectory_msgs.msg import JointTrajectory
 
-from ..node.common import DESCRIPTION_QOS, run_node, set_stamp, stamp_ns
-from ..node.parameters import declare
-from ..schema import Param, table
-from .answers import AnswerMatcher
-from .jtc import GAIN_NAMES, Gains, JointTrajectoryController
-from .mujoco_arm import COULOMB_MODELS, INTEGRATORS, MujocoArm
-from .step_log import StepLog
+from rnea_ros.ros.common import DESCRIPTION_QOS, run_node, set_stamp, stamp_ns
+from rnea_ros.ros.parameters import declare
+from rnea_ros.ros.schema import Param, table
+from rnea_ros.sim.answer_pairing import AnswerMatcher
+from rnea_ros.sim.jtc import GAIN_NAMES, Gains, JointTrajectoryController
+from rnea_ros.sim.mujoco_arm import COULOMB_MODELS, INTEGRATORS, MujocoArm
+from rnea_ros.sim.step_log import StepLog
 
 PROGRESS_PERIOD = 0.05  # s between two ~/progress messages
 MAX_CATCH_UP = 50  # physics steps a late wall-clock loop catches up at once

@@ -35,12 +35,12 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Empty, Float64MultiArray, String
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-from ..node.common import DESCRIPTION_QOS, stamp_ns
-from ..trajectory import TrajectorySampler
-from .processes import Processes
-from .report import RealTimeLost, Recording
-from .scenario import MODEL_TERMS, NODE, RATE, RECORDED_TERMS, SETTLE, TAIL, Config
-from .step_log import load
+from rnea_ros.ros.common import DESCRIPTION_QOS, stamp_ns
+from rnea_ros.sim.processes import Processes
+from rnea_ros.sim.report import RealTimeLost, Recording
+from rnea_ros.sim.scenario import MODEL_TERMS, NODE, RATE, RECORDED_TERMS, SETTLE, TAIL, Config
+from rnea_ros.sim.step_log import load
+from rnea_ros.trajectory.sampling import TrajectorySampler
 
 # joint_states (the numbers) reliable: nothing lost, also not the first states sent while
 # discovery is still settling; the terms (the plot only) best effort, which costs less.

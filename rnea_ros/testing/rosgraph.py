@@ -50,9 +50,11 @@ def ros_distro() -> str:
     return os.environ.get("ROS_DISTRO", "unknown")
 
 
-def start_node(tmp: Path, params: dict, *remaps: str, module: str = "rnea_ros.node.main") -> subprocess.Popen:
+def start_node(
+    tmp: Path, params: dict, *remaps: str, module: str = "rnea_ros.nodes.inverse_dynamics"
+) -> subprocess.Popen:
     """Start the node with a params file built from `params` and `-r` remaps (`module`:
-    rnea_ros.node.lifecycle for the managed variant)."""
+    rnea_ros.nodes.inverse_dynamics.lifecycle for the managed variant)."""
     path = tmp / f"params_{time.monotonic_ns()}.yaml"
     path.write_text(yaml.safe_dump({"inverse_dynamics": {"ros__parameters": params}}))
     args = [sys.executable, "-m", module, "--ros-args", "--params-file", str(path)]

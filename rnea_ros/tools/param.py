@@ -28,7 +28,7 @@ from rcl_interfaces.msg import Parameter, ParameterDescriptor, ParameterType, Pa
 from rcl_interfaces.srv import DescribeParameters, GetParameters, ListParameters, SetParameters
 from rclpy.node import Node
 
-from .common import EXIT_BAD_INPUT, fail, start_rclpy
+from rnea_ros.tools.common import EXIT_BAD_INPUT, fail, start_rclpy
 
 PROG = "rnea_ros_param"
 TYPE_NAMES = {

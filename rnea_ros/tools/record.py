@@ -8,7 +8,7 @@ Each topic is subscribed once a publisher of it is seen, with the QoS its publis
 (`auto`, as rosbag2 adapts: reliable when every publisher is reliable, else best effort; a
 best-effort subscription matches both kinds), keep-last 1000, and the serialized messages are
 written unchanged with their receive time (the node's clock). Storage: mcap by default, the
-default of rosbag2 in Jazzy; sqlite3 on request (rnea_ros.bag reads both).
+default of rosbag2 in Jazzy; sqlite3 on request (rnea_ros.identification.bag reads both).
 
 It stops on Ctrl-C (SIGINT), SIGTERM, after `--duration` s (wall clock, from the start), or on any
 message on `--stop-topic` (std_msgs/Empty, e.g. `rnea_ros_trigger TOPIC`); then it takes what is
@@ -35,8 +35,8 @@ from rosbags.rosbag2 import Writer
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Empty
 
-from ..bag import JOINT_STATE, STORAGES, typestore
-from .common import StopFlag, fail, start_rclpy
+from rnea_ros.identification.bag import JOINT_STATE, STORAGES, typestore
+from rnea_ros.tools.common import StopFlag, fail, start_rclpy
 
 PROG = "rnea_ros_record"
 DEPTH = 1000  # messages queued per topic while the bag is written

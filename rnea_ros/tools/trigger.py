@@ -23,7 +23,7 @@ from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 from std_msgs.msg import Empty
 
-from .common import StopFlag, fail, start_rclpy
+from rnea_ros.tools.common import StopFlag, fail, start_rclpy
 
 PROG = "rnea_ros_trigger"
 

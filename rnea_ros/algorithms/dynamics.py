@@ -1,0 +1,534 @@
+"""Rigid-body dynamics of a RobotModel: rnea, gravity_torques, nonlinear_effects, mass_matrix,
+forward_dynamics, jacobian, link_pose.
+
+Conventions: arrays in `model.joint_names` order; gravity (m/s²) in the root frame; a wrench
+[fx, fy, fz, tx, ty, tz] is what a link exerts on its environment, in root-frame axes, moment
+about the link frame origin, so τ = M(q) q̈ + c(q, q̇) + g(q) + Σ Jᵀ F. rnea, gravity_torques,
+nonlinear_effects, mass_matrix and forward_dynamics accept one state (n,) or a batch (N, n);
+jacobian and link_pose one configuration (n,). Non-finite or wrongly sized input raises RneaError
+(a ValueError) naming the argument; an unknown link UnknownLinkError (also a KeyError).
+
+Workspace: the kernels write into a `Data` (`model.create_data()`), passed as `data=`; without it
+`model.default_data` is used (one per model, created on first use: see `rnea_ros.model.data`). `out=`
+avoids allocating the result. Compilation: each kernel compiles on its first use unless
+`rnea_ros.compile_kernels()` ran before (see `rnea_ros.compiled.entry_points`).
+
+Speed: one state given as float64 vectors (q, q̇, q̈; gravity the default, a tuple or a float64
+vector) goes straight to the compiled kernel's entry point once their types are checked here; the
+kernel checks sizes and finiteness, and on any problem the call is redone on the checked path,
+which converts every argument and raises naming the culprit. Other inputs (lists, integer or 2-D
+arrays, wrenches) take the checked path directly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from rnea_ros.compiled import entry_points as c
+from rnea_ros.compiled import kernels as k
+from rnea_ros.compiled.jit import HAVE_NUMBA
+from rnea_ros.errors import RneaError, UnknownLinkError
+from rnea_ros.model.data import Data
+from rnea_ros.model.robot_model import GRAVITY, RobotModel
+
+__all__ = [
+    "GRAVITY",
+    "Data",
+    "Wrenches",
+    "forward_dynamics",
+    "gravity_torques",
+    "jacobian",
+    "link_pose",
+    "mass_matrix",
+    "nonlinear_effects",
+    "raise_not_finite",
+    "rnea",
+    "wrench_arrays",
+]
+
+_GRAVITY_ARRAY = np.array(GRAVITY)  # private, so never modified
+_NO_WRENCH_BODY = np.empty(0, dtype=np.int64)
+_NO_WRENCH_DATA = np.empty(0)
+_FAST = HAVE_NUMBA  # the fast paths call compiled entry points, which take only arrays
+_ND = np.ndarray
+_F64 = np.dtype(np.float64)
+_empty = np.empty
+_RNEA_PACKED = c.RNEA_PACKED
+_GRAVITY_PACKED = c.GRAVITY_PACKED
+_RNEA_PACKED_GRAVITY = c.RNEA_PACKED_GRAVITY
+_RNEA_PACKED_WRENCH = c.RNEA_PACKED_WRENCH
+_ZERO_WRENCH = np.zeros(6)
+_SHAPE3 = (3,)
+_GRAVITY_PACKED_GRAVITY = c.GRAVITY_PACKED_GRAVITY
+_MASS_MATRIX_PACKED = c.MASS_MATRIX_PACKED
+
+Wrenches = Mapping[str, npt.ArrayLike]  # link → [fx, fy, fz, tx, ty, tz], root axes (N, N m)
+
+
+def _is_vector(x: object) -> bool:
+    """Whether x can go to a compiled entry point as an FA argument: a float64 ndarray of ndim 1."""
+    return type(x) is _ND and x.dtype is _F64 and x.ndim == 1
+
+
+def _bound_result(data: Any, source: np.ndarray, n: int, out: Any) -> np.ndarray | None:
+    """The result vector of a call on a Data whose record already holds the model of packed
+    record `source` (else None, as when `out` cannot take the result)."""
+    if type(data) is not Data or data._source is not source:
+        return None
+    if out is None:
+        return _empty(n)
+    if type(out) is _ND and out.dtype is _F64 and out.shape == (n,) and out.flags.carray:
+        return out
+    return None
+
+
+def _fast_record(model: RobotModel, gravity: Any, data: Data | None, out: Any) -> tuple | None:
+    """(packed record, gravity vector or None, result vector) for a fast-path call with gravity,
+    data or out given: the Data's record (`Data.packed_for`) holds the model and a gravity tuple;
+    a float64 (3,) gravity vector goes to the kernel as is. None when an argument must go through
+    the checked path (which then names it)."""
+    n, source = model._kernel_args
+    if data is None:
+        data = model.default_data
+    elif type(data) is not Data or data.nv < n:
+        return None
+    record = data.packed_for(source, n, gravity)
+    if record is None:
+        return None
+    g = None
+    if type(gravity) is not tuple:
+        if not (_is_vector(gravity) and gravity.shape[0] == 3):
+            return None
+        g = gravity
+    if out is None:
+        return record, g, _empty(n)
+    if _is_vector(out) and out.flags.carray and out.shape[0] == n:
+        return record, g, out
+    return None
+
+
+def _rnea_wrench_fast(
+    model: RobotModel, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray, gravity: tuple, wrenches: Any,
+    data: Data | None,
+) -> np.ndarray | None:
+    """rnea with wrenches given as float64 6-vectors, through the Data's record and its wrench
+    arrays for these links (`Data.wrench_layout`, rebuilt when the model or the links change:
+    only the six numbers per link are copied per call); None: the checked path decides."""
+    n, source = model._kernel_args
+    if data is None:
+        data = model.default_data
+    elif type(data) is not Data or data.nv < n:
+        return None
+    record = data.packed_for(source, n, gravity)
+    if record is None:
+        return None
+    links = tuple(wrenches)
+    layout = data.wrench_layout
+    if layout is None or layout[0] is not source or layout[1] != links:
+        try:
+            wb, wd = wrench_arrays(model, {link: _ZERO_WRENCH for link in links})
+        except (RneaError, TypeError):  # an unknown link: the checked path names it
+            return None
+        slots: list[tuple[str, slice]] = []  # wrench_arrays' rows: the links not fixed to the root
+        for link in links:
+            if model.link_frame(link).body >= 0:
+                start = len(slots) * k.WRENCH_STRIDE + k.WR_FORCE
+                slots.append((link, slice(start, start + 6)))
+        layout = data.wrench_layout = (source, links, wb, wd, slots)
+    _, _, wb, wd, slots = layout
+    for link, slot in slots:
+        w = wrenches[link]
+        if type(w) is not _ND or w.dtype is not _F64 or w.shape != (6,):
+            return None
+        wd[slot] = w  # force, then moment (WR_MOMENT = WR_FORCE + 3)
+    tau = _empty(n)
+    if _RNEA_PACKED_WRENCH.call(record, q, qd, qdd, wb, wd, tau) == 0:  # OK
+        return tau
+    return None
+
+
+def rnea(
+    model: RobotModel,
+    q: npt.ArrayLike,
+    qd: npt.ArrayLike,
+    qdd: npt.ArrayLike,
+    *,
+    gravity: npt.ArrayLike = GRAVITY,
+    wrenches: Wrenches | None = None,
+    data: Data | None = None,
+    out: np.ndarray | None = None,
+) -> np.ndarray:
+    """Joint efforts τ = M q̈ + c + g + Σ Jᵀ F (N m or N) for one state (n,) or a batch (N, n)."""
+    if (
+        _FAST
+        and type(q) is _ND
+        and type(qd) is _ND
+        and type(qdd) is _ND
+        and q.dtype is _F64
+        and qd.dtype is _F64
+        and qdd.dtype is _F64
+        and q.ndim == 1
+        and qd.ndim == 1
+        and qdd.ndim == 1
+    ):
+        if wrenches:
+            if type(gravity) is tuple and out is None:
+                tau = _rnea_wrench_fast(model, q, qd, qdd, gravity, wrenches, data)
+                if tau is not None:
+                    return tau
+        elif gravity is GRAVITY and data is None and out is None:
+            n, packed = model._kernel_args
+            tau = _empty(n)
+            if _RNEA_PACKED.call(packed, q, qd, qdd, tau) == 0:  # OK
+                return tau
+        else:  # a Data already holding this model (and gravity tuple): its record as it is
+            n, source = model._kernel_args
+            d = model.default_data if data is None else data
+            tau = _bound_result(d, source, n, out)
+            if tau is not None:
+                if gravity is d._gravity_key:
+                    if _RNEA_PACKED.call(d._packed, q, qd, qdd, tau) == 0:  # OK
+                        return tau
+                elif (
+                    type(gravity) is _ND
+                    and gravity.dtype is _F64
+                    and gravity.shape == _SHAPE3
+                    and _RNEA_PACKED_GRAVITY.call(d._packed, q, qd, qdd, gravity, tau) == 0  # OK
+                ):
+                    return tau
+        if not wrenches and (gravity is not GRAVITY or data is not None or out is not None):
+            fast = _fast_record(model, gravity, data, out)
+            if fast is not None:
+                record, g, tau = fast
+                if g is None:
+                    status = _RNEA_PACKED.call(record, q, qd, qdd, tau)
+                else:
+                    status = _RNEA_PACKED_GRAVITY.call(record, q, qd, qdd, g, tau)
+                if status == 0:  # OK
+                    return tau
+    return _rnea_checked(model, q, qd, qdd, gravity, wrenches, data, out)
+
+
+def _rnea_checked(
+    model: RobotModel,
+    q: npt.ArrayLike,
+    qd: npt.ArrayLike,
+    qdd: npt.ArrayLike,
+    gravity: npt.ArrayLike,
+    wrenches: Wrenches | None,
+    data: Data | None,
+    out: np.ndarray | None,
+) -> np.ndarray:
+    """rnea with every argument converted and checked, errors naming the culprit."""
+    n = model.nv
+    q = _array(q, "q", n)
+    qd = _array(qd, "qd", n)
+    qdd = _array(qdd, "qdd", n)
+    if not q.shape == qd.shape == qdd.shape:
+        raise RneaError(f"q, qd, qdd must have the same shape, got {q.shape}, {qd.shape}, {qdd.shape}")
+    g = _gravity(gravity)
+    wb, wd = wrench_arrays(model, wrenches)
+    ws = _data(model, data).ws
+    tau = _out(out, q.shape)
+    tree = model.kernel_tree()
+    if HAVE_NUMBA:
+        if q.ndim == 1:
+            status = c.RNEA_WRENCH.call(tree, q, qd, qdd, g, wb, wd, ws, tau)
+        else:
+            status = c.RNEA_BATCH.call(tree, q, qd, qdd, g, wb, wd, ws, tau)
+    else:
+        status = k.OK
+        gl, wbl, wdl = g.tolist(), wb.tolist(), wd.tolist()
+        t = [0.0] * n
+        rows = tau.reshape(-1, n)
+        for row, (qi, qdi, qddi) in enumerate(_rows(q, qd, qdd)):
+            status |= c.RNEA_WRENCH.call(tree, qi, qdi, qddi, gl, wbl, wdl, ws, t)
+            rows[row] = t
+    _check(status, {"q": q, "qd": qd, "qdd": qdd, "gravity": g, "wrenches": wrenches})
+    return tau
+
+
+def gravity_torques(
+    model: RobotModel,
+    q: npt.ArrayLike,
+    *,
+    gravity: npt.ArrayLike = GRAVITY,
+    data: Data | None = None,
+    out: np.ndarray | None = None,
+) -> np.ndarray:
+    """Gravity torques g(q) (N m or N) for one configuration (n,) or a batch (N, n)."""
+    if _FAST and type(q) is _ND and q.dtype is _F64 and q.ndim == 1:  # fast path, as in rnea
+        if gravity is GRAVITY and data is None and out is None:
+            n, packed = model._kernel_args
+            tau = _empty(n)
+            if _GRAVITY_PACKED.call(packed, q, tau) == 0:  # OK
+                return tau
+        else:  # as in rnea
+            n, source = model._kernel_args
+            d = model.default_data if data is None else data
+            bound = _bound_result(d, source, n, out)
+            if bound is not None:
+                if gravity is d._gravity_key:
+                    if _GRAVITY_PACKED.call(d._packed, q, bound) == 0:  # OK
+                        return bound
+                elif (
+                    type(gravity) is _ND
+                    and gravity.dtype is _F64
+                    and gravity.shape == _SHAPE3
+                    and _GRAVITY_PACKED_GRAVITY.call(d._packed, q, gravity, bound) == 0  # OK
+                ):
+                    return bound
+        if gravity is not GRAVITY or data is not None or out is not None:
+            fast = _fast_record(model, gravity, data, out)
+            if fast is not None:
+                record, g, tau = fast
+                if g is None:
+                    status = _GRAVITY_PACKED.call(record, q, tau)
+                else:
+                    status = _GRAVITY_PACKED_GRAVITY.call(record, q, g, tau)
+                if status == 0:  # OK
+                    return tau
+    n = model.nv
+    q = _array(q, "q", n)
+    g = _gravity(gravity)
+    ws = _data(model, data).ws
+    tau = _out(out, q.shape)
+    tree = model.kernel_tree()
+    if HAVE_NUMBA:
+        kernel = c.GRAVITY if q.ndim == 1 else c.GRAVITY_BATCH
+        status = kernel.call(tree, q, g, ws, tau)
+    else:
+        status = k.OK
+        gl = g.tolist()
+        t = [0.0] * n
+        rows = tau.reshape(-1, n)
+        for row, (qi,) in enumerate(_rows(q)):
+            status |= c.GRAVITY.call(tree, qi, gl, ws, t)
+            rows[row] = t
+    _check(status, {"q": q, "gravity": g})
+    return tau
+
+
+def nonlinear_effects(
+    model: RobotModel,
+    q: npt.ArrayLike,
+    qd: npt.ArrayLike,
+    *,
+    gravity: npt.ArrayLike = GRAVITY,
+    data: Data | None = None,
+) -> np.ndarray:
+    """Coriolis, centrifugal and gravity terms c(q, q̇) + g(q): rnea with q̈ = 0."""
+    return rnea(model, q, qd, np.zeros(np.shape(q)), gravity=gravity, data=data)
+
+
+def mass_matrix(model: RobotModel, q: npt.ArrayLike, *, data: Data | None = None) -> np.ndarray:
+    """Symmetric joint-space inertia M(q), shape (n, n) or (N, n, n), armature on the diagonal."""
+    if _FAST and type(q) is _ND and q.dtype is _F64 and q.ndim == 1:  # fast path, as in rnea
+        if data is None:
+            n, packed = model._kernel_args
+            m = _empty((n, n))
+            if _MASS_MATRIX_PACKED.call(packed, q, m) == 0:  # OK
+                return m
+        else:
+            n, source = model._kernel_args
+            record = data.packed_for(source, n, GRAVITY) if type(data) is Data and data.nv >= n else None
+            m = _empty((n, n))
+            if record is not None and _MASS_MATRIX_PACKED.call(record, q, m) == 0:  # OK
+                return m
+    n = model.nv
+    q = _array(q, "q", n)
+    data = _data(model, data)
+    tree = model.kernel_tree()
+    flat = np.empty((*q.shape[:-1], n * n))
+    if HAVE_NUMBA:
+        kernel = c.MASS_MATRIX if q.ndim == 1 else c.MASS_MATRIX_BATCH
+        status = kernel.call(tree, q, data.ws, data.comp, flat)
+    else:
+        status = k.OK
+        scratch = [0.0] * (n * n)
+        rows = flat.reshape(-1, n * n)
+        for row, (qi,) in enumerate(_rows(q)):
+            status |= c.MASS_MATRIX.call(tree, qi, data.ws, data.comp, scratch)
+            rows[row] = scratch
+    _check(status, {"q": q})
+    return flat.reshape(*q.shape[:-1], n, n)
+
+
+def forward_dynamics(
+    model: RobotModel,
+    q: npt.ArrayLike,
+    qd: npt.ArrayLike,
+    tau: npt.ArrayLike,
+    *,
+    gravity: npt.ArrayLike = GRAVITY,
+    wrenches: Wrenches | None = None,
+) -> np.ndarray:
+    """Joint accelerations q̈ = M⁻¹ (τ − c − g − Σ Jᵀ F) for one state or a batch."""
+    tau = _array(tau, "tau", model.nv)
+    bias = rnea(model, q, qd, np.zeros(np.shape(q)), gravity=gravity, wrenches=wrenches)
+    if tau.shape != bias.shape:
+        raise RneaError(f"tau must have shape {bias.shape}, got {tau.shape}")
+    return np.linalg.solve(mass_matrix(model, q), (tau - bias)[..., None])[..., 0]
+
+
+def link_pose(model: RobotModel, q: npt.ArrayLike, link: str) -> tuple[np.ndarray, np.ndarray]:
+    """(rotation 3×3, origin 3 in m) of a link frame in the root frame at one configuration q (n,)."""
+    q = _single(model, q)
+    frame = model.link_frame(link)
+    if frame.body < 0:
+        return frame.rotation.copy(), frame.translation.copy()
+    rot, pos = _poses(model, q)
+    r = rot[frame.body]
+    return r @ frame.rotation, pos[frame.body] + r @ frame.translation
+
+
+def jacobian(model: RobotModel, q: npt.ArrayLike, link: str) -> np.ndarray:
+    """Geometric Jacobian (6×n) of a link origin at one configuration q (n,): root-frame axes,
+    linear rows first."""
+    q = _single(model, q)
+    frame = model.link_frame(link)
+    jac = np.zeros((6, model.nv))
+    if frame.body < 0:
+        return jac
+    rot, pos = _poses(model, q)
+    tip = pos[frame.body] + rot[frame.body] @ frame.translation
+    i = frame.body
+    while i >= 0:
+        b = i * k.BODY_STRIDE + k.B_AXIS
+        axis = rot[i] @ model.body[b : b + 3]
+        if model.jtype[i] == k.REVOLUTE:
+            jac[:3, i] = np.cross(axis, tip - pos[i])
+            jac[3:, i] = axis
+        else:
+            jac[:3, i] = axis
+        i = int(model.parent[i])
+    return jac
+
+
+def wrench_arrays(model: RobotModel, wrenches: Wrenches | None) -> tuple[np.ndarray, np.ndarray]:
+    """Kernel arrays for link wrenches (see `kernels`); links fixed to the root are dropped (the
+    root takes them). UnknownLinkError for an unknown link, RneaError for a bad wrench."""
+    if not wrenches:
+        return _NO_WRENCH_BODY, _NO_WRENCH_DATA
+    bodies, rows = [], []
+    for link, wrench in wrenches.items():
+        try:
+            frame = model.link_frame(link)
+        except UnknownLinkError as exc:
+            raise UnknownLinkError(f"wrenches: {exc}") from None
+        try:
+            w = np.asarray(wrench, dtype=float).reshape(-1)
+        except (TypeError, ValueError):
+            raise RneaError(f"wrenches['{link}'] must be 6 numbers") from None
+        if w.shape != (6,):
+            raise RneaError(f"wrenches['{link}'] must be 6 numbers, got {w.shape[0]}")
+        if not np.all(np.isfinite(w)):
+            raise RneaError(f"wrenches['{link}'] contains NaN or Inf")
+        if frame.body >= 0:
+            row = np.zeros(k.WRENCH_STRIDE)
+            row[k.WR_ORIGIN : k.WR_ORIGIN + 3] = frame.translation
+            row[k.WR_FORCE : k.WR_FORCE + 3] = w[:3]
+            row[k.WR_MOMENT : k.WR_MOMENT + 3] = w[3:]
+            bodies.append(frame.body)
+            rows.append(row)
+    if not bodies:
+        return _NO_WRENCH_BODY, _NO_WRENCH_DATA
+    return np.array(bodies, dtype=np.int64), np.concatenate(rows)
+
+
+def raise_not_finite(named: Mapping[str, object]) -> None:
+    """Name the non-finite input of a non-finite result (or say the result overflowed)."""
+    for name, value in named.items():
+        if value is None:
+            continue
+        if isinstance(value, Mapping):
+            for link, w in value.items():
+                if not np.all(np.isfinite(np.asarray(w, dtype=float))):
+                    raise RneaError(f"wrenches['{link}'] contains NaN or Inf")
+        elif not np.all(np.isfinite(value)):  # type: ignore[call-overload]
+            raise RneaError(f"{name} contains NaN or Inf")
+    raise RneaError("result is not finite: inputs too large")
+
+
+def _check(status: int, named: Mapping[str, object]) -> None:
+    """Raise for a kernel status other than OK (arguments were checked, so: not finite)."""
+    if status != k.OK:
+        if status == k.BAD_SIZE:  # pragma: no cover - sizes are checked before the call
+            raise RneaError("argument sizes do not match the model")
+        raise_not_finite(named)
+
+
+def _data(model: RobotModel, data: Data | None) -> Data:
+    if data is None:
+        return model.default_data
+    if not isinstance(data, Data):
+        raise RneaError(f"data must be a Data (model.create_data()), got {type(data).__name__}")
+    if data.nv < model.nv:
+        raise RneaError(f"data was made for a model with {data.nv} joints, too few for {model.nv}")
+    return data
+
+
+def _array(x: npt.ArrayLike, name: str, n: int) -> np.ndarray:
+    """x as a C-contiguous float64 array of shape (n,) or (N, n); RneaError naming `name`."""
+    if type(x) is np.ndarray and x.dtype == np.float64 and x.flags.carray:
+        a = x
+    else:
+        try:
+            a = np.array(x, dtype=np.float64, order="C")
+        except (TypeError, ValueError):
+            raise RneaError(f"{name} must be an array of numbers") from None
+    if a.ndim not in (1, 2) or a.shape[-1] != n:
+        raise RneaError(f"{name} must have shape ({n},) or (N, {n}), got {a.shape}")
+    return a
+
+
+def _gravity(gravity: npt.ArrayLike) -> np.ndarray:
+    if gravity is GRAVITY:
+        return _GRAVITY_ARRAY
+    g = _array(gravity, "gravity", 3)
+    if g.ndim != 1:
+        raise RneaError("gravity must have shape (3,)")
+    return g
+
+
+def _out(out: np.ndarray | None, shape: tuple[int, ...]) -> np.ndarray:
+    if out is None:
+        return np.empty(shape)
+    if not isinstance(out, np.ndarray) or out.shape != shape or out.dtype != _F64 or not out.flags.carray:
+        raise RneaError(f"out must be a writeable C-contiguous float64 array of shape {shape}")
+    return out
+
+
+def _rows(*arrays: np.ndarray) -> Iterable[tuple[list, ...]]:
+    """The states of (n,) or (N, n) arrays as tuples of plain lists (the no-numba path)."""
+    if arrays[0].ndim == 1:
+        return (tuple(a.tolist() for a in arrays),)
+    return zip(*(a.tolist() for a in arrays), strict=True)
+
+
+def _single(model: RobotModel, q: npt.ArrayLike) -> np.ndarray:
+    q = _array(q, "q", model.nv)
+    if q.ndim != 1 or not np.all(np.isfinite(q)):
+        raise RneaError(f"q must be {model.nv} finite numbers")
+    return q
+
+
+def _poses(model: RobotModel, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Rotation (n, 3, 3) and origin (n, 3) of every body in the root frame."""
+    n = model.nv
+    tree = model.kernel_tree()
+    ws: Any = np.zeros(n * k.WS_STRIDE) if HAVE_NUMBA else [0.0] * (n * k.WS_STRIDE)
+    c.JOINT_TRANSFORMS.call(tree, q if HAVE_NUMBA else q.tolist(), ws)
+    c.ROOT_ROTATIONS.call(tree, ws)
+    rec = np.asarray(ws).reshape(n, k.WS_STRIDE)
+    rot = rec[:, k.W_ROT_ROOT : k.W_ROT_ROOT + 9].reshape(n, 3, 3)
+    origin = rec[:, k.W_POS : k.W_POS + 3]
+    pos = np.zeros((n, 3))
+    for i in range(n):
+        lam = model.parent[i]
+        pos[i] = origin[i] if lam < 0 else pos[lam] + rot[lam] @ origin[i]
+    return rot, pos

@@ -1,0 +1,138 @@
+"""The kernels the Python API calls, each with the one signature it is compiled for, and
+`compile_kernels` to compile them all up front.
+
+Nothing compiles at import or at model build. A kernel compiles (or loads from numba's disk
+cache, `cache=True`) the first time it is needed: lazily, on the first call of a function that
+uses it, unless `compile_kernels()` ran before. A cold cache costs seconds per kernel, a warm one
+a few milliseconds; a process that must not stall in its first control cycle (the node) calls
+`compile_kernels()` at start-up.
+
+Every call goes to the compiled entry point of the declared signature, skipping numba's
+per-call type dispatch; the callers (`dynamics`) check the argument types first, so no other
+signature is ever compiled (`Kernel.signatures`). Without numba (`RNEA_ROS_NO_NUMBA=1` or not
+installed) a Kernel calls the plain-Python function and compiles nothing.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+from rnea_ros.compiled import kernels as k
+from rnea_ros.compiled.jit import HAVE_NUMBA
+
+F: Any
+FA: Any
+F2: Any
+I64: Any
+if HAVE_NUMBA:
+    from numba import types as _t
+
+    F = _t.float64[::1]  # C-contiguous float64 vector: tree, gravity, workspace, results
+    FA = _t.float64[:]  # float64 vector of any stride: the caller's q, qd, qdd
+    F2 = _t.float64[:, ::1]  # C-contiguous (N, n) float64: batches
+    I64 = _t.int64[::1]
+else:  # pragma: no cover - exercised with RNEA_ROS_NO_NUMBA=1
+    F = FA = F2 = I64 = None
+
+
+class Kernel:
+    """One kernel and its signature; `call(*args)` runs it (compiling first if it has not been).
+
+    Arguments must have exactly the declared types (float64 arrays of the declared ndim; any
+    stride where FA): the compiled entry point does not check them.
+    """
+
+    __slots__ = ("call", "dispatcher", "name", "ready", "signature")
+
+    def __init__(self, dispatcher: Any, *signature: Any) -> None:
+        self.dispatcher = dispatcher
+        self.signature = signature
+        self.name: str = getattr(dispatcher, "__name__", "kernel")
+        self.call: Callable[..., int] = self._compile_and_call if HAVE_NUMBA else dispatcher
+        self.ready = not HAVE_NUMBA  # whether `call` is the entry point (or the Python function)
+
+    def _compile_and_call(self, *args: Any) -> int:
+        self.compile()
+        return self.call(*args)
+
+    def compile(self) -> bool:
+        """Compile the signature, or load it from numba's disk cache; True if it was compiled
+        (a cache miss), False if loaded, already done, or numba is not in use."""
+        if self.ready:
+            return False
+        before = sum(self.dispatcher.stats.cache_misses.values())
+        self.call = self.dispatcher.compile(self.signature)
+        self.ready = True
+        return sum(self.dispatcher.stats.cache_misses.values()) > before
+
+    @property
+    def signatures(self) -> list:
+        """The signatures numba holds for this kernel (one once compiled; empty without numba)."""
+        return list(self.dispatcher.signatures) if HAVE_NUMBA else []
+
+
+# The kernels that Python calls, as `dynamics` and `feedforward` call them. FA only where the
+# caller's arrays arrive unconverted (the fast paths); the checked path hands over C-contiguous
+# copies. The packed kernels run the plain ones with the same types: those compile once for both.
+RNEA_PACKED = Kernel(k.rnea_packed_kernel, F, FA, FA, FA, F)
+GRAVITY_PACKED = Kernel(k.gravity_packed_kernel, F, FA, F)
+RNEA_PACKED_GRAVITY = Kernel(k.rnea_packed_gravity_kernel, F, FA, FA, FA, FA, F)
+GRAVITY_PACKED_GRAVITY = Kernel(k.gravity_packed_gravity_kernel, F, FA, FA, F)
+RNEA_PACKED_WRENCH = Kernel(k.rnea_packed_wrench_kernel, F, FA, FA, FA, I64, F, F)
+MASS_MATRIX_PACKED = Kernel(k.mass_matrix_packed_kernel, F, FA, F2)
+RNEA = Kernel(k.rnea_kernel, F, FA, FA, FA, F, F, F)
+RNEA_WRENCH = Kernel(k.rnea_wrench_kernel, F, F, F, F, F, I64, F, F, F)
+RNEA_BATCH = Kernel(k.rnea_batch_kernel, F, F2, F2, F2, F, I64, F, F, F2)
+GRAVITY = Kernel(k.gravity_kernel, F, FA, F, F, F)
+GRAVITY_BATCH = Kernel(k.gravity_batch_kernel, F, F2, F, F, F2)
+MASS_MATRIX = Kernel(k.mass_matrix_kernel, F, FA, F, F, F)
+MASS_MATRIX_BATCH = Kernel(k.mass_matrix_batch_kernel, F, F2, F, F, F2)
+JOINT_TRANSFORMS = Kernel(k.joint_transforms, F, FA, F)
+ROOT_ROTATIONS = Kernel(k.root_rotations, F, F)
+# feedforward.compute_efforts calls the dispatcher with these types, which then finds this one
+EFFORT = Kernel(k.effort_kernel, F, F, F, F, F, F, F, I64, F2, I64, F, F, F2)
+KERNELS = (
+    RNEA_PACKED,
+    GRAVITY_PACKED,
+    RNEA_PACKED_GRAVITY,
+    GRAVITY_PACKED_GRAVITY,
+    RNEA_PACKED_WRENCH,
+    MASS_MATRIX_PACKED,
+    RNEA,
+    RNEA_WRENCH,
+    RNEA_BATCH,
+    GRAVITY,
+    GRAVITY_BATCH,
+    MASS_MATRIX,
+    MASS_MATRIX_BATCH,
+    JOINT_TRANSFORMS,
+    ROOT_ROTATIONS,
+    EFFORT,
+)
+
+
+class Compilation(NamedTuple):
+    """What `compile_kernels` did: seconds it took, whether numba's disk cache was cold (anything
+    had to be compiled), and whether numba is in use at all."""
+
+    seconds: float
+    cold_cache: bool
+    numba: bool
+
+
+def compile_kernels() -> Compilation:
+    """Compile (or load from numba's disk cache) every kernel the API calls, so that no later call
+    compiles. Idempotent and thread-safe; without numba it does nothing. Not needed for correct
+    results: without it each kernel compiles on first use."""
+    start = time.perf_counter()
+    cold = False
+    for kernel in KERNELS:
+        cold |= kernel.compile()
+    if HAVE_NUMBA:
+        from rnea_ros.control.effort_law import warm_friction_path  # here: feedforward imports this module
+
+        warm_friction_path()  # the friction compensation's and runaway guard's kernels
+    return Compilation(time.perf_counter() - start, cold, HAVE_NUMBA)
+

@@ -1,0 +1,1187 @@
+"""Scalar-loop dynamics kernels over a model's flat arrays (compiled by numba when available).
+
+The same source runs as plain Python on lists (see `_jit`), so every kernel reads and writes
+flat 1-D sequences with explicit strides and spells out its 3-vector arithmetic. Which kernels
+Python calls, with which argument types, and when they compile: `compiled`.
+
+The flat memory layout is defined here, and only here, as module-level integers (numba folds
+them into the compiled code, so naming an offset costs nothing). Here rather than in a module of
+its own because numba's disk cache is invalidated by changes to this file only: a layout
+constant changed in another module would leave stale compiled kernels behind.
+
+Body record (`RobotModel.body`): BODY_STRIDE floats per movable joint / body, in model order;
+body i's frame is the child link frame of joint i.
+  B_ROT      [0:9]   rotation of the joint frame in the parent body frame at q = 0, row-major
+  B_POS      [9:12]  joint frame origin in the parent body frame, m
+  B_AXIS     [12:15] unit joint axis in the body frame
+  B_MASS     [15]    mass, kg
+  B_MOMENT   [16:19] first moment h = mass * centre of mass, body frame, kg m
+  B_INERTIA  [19:25] inertia about the body origin, body axes (xx, xy, xz, yy, yz, zz), kg m^2
+  B_ARMATURE [25]    armature (reflected rotor inertia), kg m^2 or kg
+Tree record (`RobotModel.kernel_tree()`, the whole model as one argument: each argument costs a
+little to pass): TREE_STRIDE floats per body, the body record followed by
+  PARENT     [26]    parent body, -1 for the fixed root (parent < body)
+  JTYPE      [27]    REVOLUTE or PRISMATIC
+Workspace record (`Data.ws`): WS_STRIDE floats per body, all in the body frame unless said:
+  W_ROT      [0:9]   rotation of the body in its parent, row-major
+  W_POS      [9:12]  body origin in the parent frame, m
+  W_OMEGA    [12:15] angular velocity, rad/s
+  W_ALPHA    [15:18] angular acceleration, rad/s^2
+  W_ACC      [18:21] linear acceleration of the body origin, including -gravity, m/s^2
+  W_FORCE    [21:24] force the parent transmits to the body, N
+  W_MOMENT   [24:27] moment the parent transmits to the body, about the body origin, N m
+  W_ROT_ROOT [27:36] rotation of the body in the root frame (root_rotations only)
+Composite-inertia record (`Data.comp`, mass matrix): COMP_STRIDE floats per body, the body
+record's [B_MASS:B_ARMATURE] (mass, first moment, inertia about the origin) of the body and
+everything below it, in the body frame.
+Wrench record: `wrench_body[k]` is the body of the k-th wrench, `wrench_data[WRENCH_STRIDE k:]`
+holds WR_ORIGIN the link origin in that body's frame (3), then the wrench the link exerts on its
+environment, root-frame axes: WR_FORCE (3) and WR_MOMENT about the link origin (3), then 3 unused.
+Packed record (a model's default workspace, `RobotModel._packed`): one array holding everything
+but the state, so that the most common calls pass three to five arrays instead of five to seven
+(each costs ~0.04 µs to pass): PK_N the number of bodies n, then from PK_TREE the tree record
+(n TREE_STRIDE), the default gravity (3, root frame), the workspace (n WS_STRIDE) and the
+composite-inertia scratch (n COMP_STRIDE); `packed_slices` / `unpack` cut it.
+"""
+
+from __future__ import annotations
+
+import math
+
+from rnea_ros.compiled.jit import njit, njit_inline
+
+# Body record
+B_ROT = 0
+B_POS = 9
+B_AXIS = 12
+B_MASS = 15
+B_MOMENT = 16
+B_INERTIA = 19
+B_ARMATURE = 25
+BODY_STRIDE = 26
+# Tree record: the body record, then
+PARENT = 26
+JTYPE = 27
+TREE_STRIDE = 28
+# Workspace record
+W_ROT = 0
+W_POS = 9
+W_OMEGA = 12
+W_ALPHA = 15
+W_ACC = 18
+W_FORCE = 21
+W_MOMENT = 24
+W_ROT_ROOT = 27
+WS_STRIDE = 36
+# Composite-inertia record: the body record's mass, first moment and inertia, in that order
+C_MASS = 0
+C_MOMENT = C_MASS + B_MOMENT - B_MASS
+C_INERTIA = C_MASS + B_INERTIA - B_MASS
+COMP_STRIDE = B_ARMATURE - B_MASS
+# Packed record
+PK_N = 0
+PK_TREE = 1
+# Wrench record
+WR_ORIGIN = 0
+WR_FORCE = 3
+WR_MOMENT = 6
+WRENCH_STRIDE = 12
+# Joint types (tree[JTYPE])
+REVOLUTE = 0
+PRISMATIC = 1
+# Status returned by the public kernels; on BAD_SIZE nothing has been written.
+OK = 0
+BAD_SIZE = 1
+NOT_FINITE = 2
+
+
+@njit
+def joint_transforms(tree, q, ws):
+    """Fill ws[W_ROT], ws[W_POS] with each body's pose in its parent for joint positions q."""
+    for i in range(len(tree) // TREE_STRIDE):
+        b = i * TREE_STRIDE
+        b_axis = b + B_AXIS
+        b_pos = b + B_POS
+        b_rot = b + B_ROT
+        b_jtype = b + JTYPE
+        w = i * WS_STRIDE
+        w_pos = w + W_POS
+        w_rot = w + W_ROT
+        r00 = tree[b_rot]
+        r01 = tree[b_rot + 1]
+        r02 = tree[b_rot + 2]
+        r10 = tree[b_rot + 3]
+        r11 = tree[b_rot + 4]
+        r12 = tree[b_rot + 5]
+        r20 = tree[b_rot + 6]
+        r21 = tree[b_rot + 7]
+        r22 = tree[b_rot + 8]
+        ax = tree[b_axis]
+        ay = tree[b_axis + 1]
+        az = tree[b_axis + 2]
+        px = tree[b_pos]
+        py = tree[b_pos + 1]
+        pz = tree[b_pos + 2]
+        if tree[b_jtype] == REVOLUTE:
+            # R_tree times the rotation by q about the axis (Rodrigues). About +z, +y or +x, the
+            # entries that are 0 there are left out: the same numbers, a third of the operations.
+            qi = q[i]
+            c = math.cos(qi)
+            s = math.sin(qi)
+            t = 1.0 - c
+            d = t + c  # the axis entry of the Rodrigues matrix, as the general formula rounds it
+            if ax == 0.0 and ay == 0.0 and az == 1.0:
+                ws[w_rot] = r00 * c + r01 * s
+                ws[w_rot + 1] = r01 * c - r00 * s
+                ws[w_rot + 2] = r02 * d
+                ws[w_rot + 3] = r10 * c + r11 * s
+                ws[w_rot + 4] = r11 * c - r10 * s
+                ws[w_rot + 5] = r12 * d
+                ws[w_rot + 6] = r20 * c + r21 * s
+                ws[w_rot + 7] = r21 * c - r20 * s
+                ws[w_rot + 8] = r22 * d
+            elif ax == 0.0 and ay == 1.0 and az == 0.0:
+                ws[w_rot] = r00 * c - r02 * s
+                ws[w_rot + 1] = r01 * d
+                ws[w_rot + 2] = r00 * s + r02 * c
+                ws[w_rot + 3] = r10 * c - r12 * s
+                ws[w_rot + 4] = r11 * d
+                ws[w_rot + 5] = r10 * s + r12 * c
+                ws[w_rot + 6] = r20 * c - r22 * s
+                ws[w_rot + 7] = r21 * d
+                ws[w_rot + 8] = r20 * s + r22 * c
+            elif ax == 1.0 and ay == 0.0 and az == 0.0:
+                ws[w_rot] = r00 * d
+                ws[w_rot + 1] = r01 * c + r02 * s
+                ws[w_rot + 2] = r02 * c - r01 * s
+                ws[w_rot + 3] = r10 * d
+                ws[w_rot + 4] = r11 * c + r12 * s
+                ws[w_rot + 5] = r12 * c - r11 * s
+                ws[w_rot + 6] = r20 * d
+                ws[w_rot + 7] = r21 * c + r22 * s
+                ws[w_rot + 8] = r22 * c - r21 * s
+            else:
+                j00 = t * ax * ax + c
+                j01 = t * ax * ay - s * az
+                j02 = t * ax * az + s * ay
+                j10 = t * ax * ay + s * az
+                j11 = t * ay * ay + c
+                j12 = t * ay * az - s * ax
+                j20 = t * ax * az - s * ay
+                j21 = t * ay * az + s * ax
+                j22 = t * az * az + c
+                ws[w_rot] = r00 * j00 + r01 * j10 + r02 * j20
+                ws[w_rot + 1] = r00 * j01 + r01 * j11 + r02 * j21
+                ws[w_rot + 2] = r00 * j02 + r01 * j12 + r02 * j22
+                ws[w_rot + 3] = r10 * j00 + r11 * j10 + r12 * j20
+                ws[w_rot + 4] = r10 * j01 + r11 * j11 + r12 * j21
+                ws[w_rot + 5] = r10 * j02 + r11 * j12 + r12 * j22
+                ws[w_rot + 6] = r20 * j00 + r21 * j10 + r22 * j20
+                ws[w_rot + 7] = r20 * j01 + r21 * j11 + r22 * j21
+                ws[w_rot + 8] = r20 * j02 + r21 * j12 + r22 * j22
+        else:
+            # translation by q along the axis, expressed in the parent frame
+            d = q[i]
+            px += (r00 * ax + r01 * ay + r02 * az) * d
+            py += (r10 * ax + r11 * ay + r12 * az) * d
+            pz += (r20 * ax + r21 * ay + r22 * az) * d
+            for k in range(9):
+                ws[w + W_ROT + k] = tree[b + B_ROT + k]
+        ws[w_pos] = px
+        ws[w_pos + 1] = py
+        ws[w_pos + 2] = pz
+
+
+@njit
+def root_rotations(tree, ws):
+    """Fill ws[W_ROT_ROOT] with each body's rotation in the root frame (needs joint_transforms)."""
+    for i in range(len(tree) // TREE_STRIDE):
+        w = i * WS_STRIDE
+        lam = int(tree[i * TREE_STRIDE + PARENT])
+        if lam < 0:
+            for k in range(9):
+                ws[w + W_ROT_ROOT + k] = ws[w + W_ROT + k]
+            continue
+        u = lam * WS_STRIDE + W_ROT_ROOT
+        for r in range(3):
+            for c in range(3):
+                ws[w + W_ROT_ROOT + 3 * r + c] = (
+                    ws[u + 3 * r] * ws[w + W_ROT + c]
+                    + ws[u + 3 * r + 1] * ws[w + W_ROT + 3 + c]
+                    + ws[u + 3 * r + 2] * ws[w + W_ROT + 6 + c]
+                )
+
+
+@njit
+def forward_kinematic_pass(tree, qd, qdd, gravity, ws):
+    """RNEA forward pass, root to tips: angular velocity, angular acceleration and origin
+    acceleration (with -gravity, which gravity enters through) of every body in its own frame;
+    zeroes the transmitted force and moment for the backward pass (needs joint_transforms)."""
+    for i in range(len(tree) // TREE_STRIDE):
+        b = i * TREE_STRIDE
+        b_axis = b + B_AXIS
+        b_jtype = b + JTYPE
+        b_parent = b + PARENT
+        w = i * WS_STRIDE
+        w_acc = w + W_ACC
+        w_alpha = w + W_ALPHA
+        w_force = w + W_FORCE
+        w_moment = w + W_MOMENT
+        w_omega = w + W_OMEGA
+        w_pos = w + W_POS
+        w_rot = w + W_ROT
+        lam = int(tree[b_parent])
+        if lam < 0:
+            wlx = 0.0
+            wly = 0.0
+            wlz = 0.0
+            dlx = 0.0
+            dly = 0.0
+            dlz = 0.0
+            alx = -gravity[0]
+            aly = -gravity[1]
+            alz = -gravity[2]
+        else:
+            u = lam * WS_STRIDE
+            u_acc = u + W_ACC
+            u_alpha = u + W_ALPHA
+            u_omega = u + W_OMEGA
+            wlx = ws[u_omega]
+            wly = ws[u_omega + 1]
+            wlz = ws[u_omega + 2]
+            dlx = ws[u_alpha]
+            dly = ws[u_alpha + 1]
+            dlz = ws[u_alpha + 2]
+            alx = ws[u_acc]
+            aly = ws[u_acc + 1]
+            alz = ws[u_acc + 2]
+        px = ws[w_pos]
+        py = ws[w_pos + 1]
+        pz = ws[w_pos + 2]
+        # acceleration of this body's origin, parent frame: a + alpha x p + omega x (omega x p)
+        cx = wly * pz - wlz * py
+        cy = wlz * px - wlx * pz
+        cz = wlx * py - wly * px
+        alx += dly * pz - dlz * py + wly * cz - wlz * cy
+        aly += dlz * px - dlx * pz + wlz * cx - wlx * cz
+        alz += dlx * py - dly * px + wlx * cy - wly * cx
+        r00 = ws[w_rot]
+        r01 = ws[w_rot + 1]
+        r02 = ws[w_rot + 2]
+        r10 = ws[w_rot + 3]
+        r11 = ws[w_rot + 4]
+        r12 = ws[w_rot + 5]
+        r20 = ws[w_rot + 6]
+        r21 = ws[w_rot + 7]
+        r22 = ws[w_rot + 8]
+        # rotate parent quantities into this body's frame (R transposed)
+        wx = r00 * wlx + r10 * wly + r20 * wlz
+        wy = r01 * wlx + r11 * wly + r21 * wlz
+        wz = r02 * wlx + r12 * wly + r22 * wlz
+        dx = r00 * dlx + r10 * dly + r20 * dlz
+        dy = r01 * dlx + r11 * dly + r21 * dlz
+        dz = r02 * dlx + r12 * dly + r22 * dlz
+        ax = r00 * alx + r10 * aly + r20 * alz
+        ay = r01 * alx + r11 * aly + r21 * alz
+        az = r02 * alx + r12 * aly + r22 * alz
+        # the joint's own motion: e q̇ and e q̈ along / about the axis e
+        ex = tree[b_axis]
+        ey = tree[b_axis + 1]
+        ez = tree[b_axis + 2]
+        v = qd[i]
+        acc = qdd[i]
+        vx = ex * v
+        vy = ey * v
+        vz = ez * v
+        if tree[b_jtype] == REVOLUTE:
+            dx += wy * vz - wz * vy + ex * acc
+            dy += wz * vx - wx * vz + ey * acc
+            dz += wx * vy - wy * vx + ez * acc
+            wx += vx
+            wy += vy
+            wz += vz
+        else:
+            ax += 2.0 * (wy * vz - wz * vy) + ex * acc
+            ay += 2.0 * (wz * vx - wx * vz) + ey * acc
+            az += 2.0 * (wx * vy - wy * vx) + ez * acc
+        ws[w_omega] = wx
+        ws[w_omega + 1] = wy
+        ws[w_omega + 2] = wz
+        ws[w_alpha] = dx
+        ws[w_alpha + 1] = dy
+        ws[w_alpha + 2] = dz
+        ws[w_acc] = ax
+        ws[w_acc + 1] = ay
+        ws[w_acc + 2] = az
+        ws[w_force] = 0.0
+        ws[w_force + 1] = 0.0
+        ws[w_force + 2] = 0.0
+        ws[w_moment] = 0.0
+        ws[w_moment + 1] = 0.0
+        ws[w_moment + 2] = 0.0
+
+
+@njit
+def gravity_kinematic_pass(tree, gravity, ws):
+    """The forward pass at rest (q̇ = q̈ = 0): only the origin accelerations, -gravity rotated into
+    each body frame; zeroes the transmitted force and moment (needs joint_transforms). Leaves
+    W_OMEGA and W_ALPHA as they were: the backward pass at rest does not read them."""
+    for i in range(len(tree) // TREE_STRIDE):
+        w = i * WS_STRIDE
+        w_acc = w + W_ACC
+        w_force = w + W_FORCE
+        w_moment = w + W_MOMENT
+        w_rot = w + W_ROT
+        lam = int(tree[i * TREE_STRIDE + PARENT])
+        if lam < 0:
+            alx = -gravity[0]
+            aly = -gravity[1]
+            alz = -gravity[2]
+        else:
+            u = lam * WS_STRIDE
+            u_acc = u + W_ACC
+            alx = ws[u_acc]
+            aly = ws[u_acc + 1]
+            alz = ws[u_acc + 2]
+        ws[w_acc] = ws[w_rot] * alx + ws[w_rot + 3] * aly + ws[w_rot + 6] * alz
+        ws[w_acc + 1] = ws[w_rot + 1] * alx + ws[w_rot + 4] * aly + ws[w_rot + 7] * alz
+        ws[w_acc + 2] = ws[w_rot + 2] * alx + ws[w_rot + 5] * aly + ws[w_rot + 8] * alz
+        ws[w_force] = 0.0
+        ws[w_force + 1] = 0.0
+        ws[w_force + 2] = 0.0
+        ws[w_moment] = 0.0
+        ws[w_moment + 1] = 0.0
+        ws[w_moment + 2] = 0.0
+
+
+@njit
+def add_link_wrenches(wrench_body, wrench_data, ws):
+    """Add each link's wrench on its environment to its body's transmitted force and moment
+    (rotated into the body frame, moment moved to the body origin; needs root_rotations)."""
+    for k in range(len(wrench_body)):
+        i = wrench_body[k]
+        w = i * WS_STRIDE
+        w_force = w + W_FORCE
+        w_moment = w + W_MOMENT
+        d = k * WRENCH_STRIDE
+        d_force = d + WR_FORCE
+        d_moment = d + WR_MOMENT
+        d_origin = d + WR_ORIGIN
+        ox = wrench_data[d_origin]
+        oy = wrench_data[d_origin + 1]
+        oz = wrench_data[d_origin + 2]
+        gx = wrench_data[d_force]
+        gy = wrench_data[d_force + 1]
+        gz = wrench_data[d_force + 2]
+        mx = wrench_data[d_moment]
+        my = wrench_data[d_moment + 1]
+        mz = wrench_data[d_moment + 2]
+        rw = w + W_ROT_ROOT  # body in root: root-frame vectors into the body frame by R transposed
+        fx = ws[rw] * gx + ws[rw + 3] * gy + ws[rw + 6] * gz
+        fy = ws[rw + 1] * gx + ws[rw + 4] * gy + ws[rw + 7] * gz
+        fz = ws[rw + 2] * gx + ws[rw + 5] * gy + ws[rw + 8] * gz
+        nx = ws[rw] * mx + ws[rw + 3] * my + ws[rw + 6] * mz
+        ny = ws[rw + 1] * mx + ws[rw + 4] * my + ws[rw + 7] * mz
+        nz = ws[rw + 2] * mx + ws[rw + 5] * my + ws[rw + 8] * mz
+        ws[w_force] += fx
+        ws[w_force + 1] += fy
+        ws[w_force + 2] += fz
+        ws[w_moment] += nx + oy * fz - oz * fy
+        ws[w_moment + 1] += ny + oz * fx - ox * fz
+        ws[w_moment + 2] += nz + ox * fy - oy * fx
+
+
+@njit
+def backward_force_pass(tree, ws, tau, at_rest):
+    """RNEA backward pass, tips to root: each body's inertial wrench plus what its children
+    transmit, projected on its joint axis into tau and passed on to its parent. at_rest: q̇ = q̈ = 0
+    (after gravity_kinematic_pass), where the inertial wrench reduces to F = m a, N = h x a: the
+    same numbers with fewer operations."""
+    for i in range(len(tree) // TREE_STRIDE - 1, -1, -1):
+        b = i * TREE_STRIDE
+        b_axis = b + B_AXIS
+        b_inertia = b + B_INERTIA
+        b_mass = b + B_MASS
+        b_moment = b + B_MOMENT
+        b_jtype = b + JTYPE
+        b_parent = b + PARENT
+        w = i * WS_STRIDE
+        w_acc = w + W_ACC
+        w_alpha = w + W_ALPHA
+        w_force = w + W_FORCE
+        w_moment = w + W_MOMENT
+        w_omega = w + W_OMEGA
+        w_pos = w + W_POS
+        w_rot = w + W_ROT
+        m = tree[b_mass]
+        hx = tree[b_moment]
+        hy = tree[b_moment + 1]
+        hz = tree[b_moment + 2]
+        ax = ws[w_acc]
+        ay = ws[w_acc + 1]
+        az = ws[w_acc + 2]
+        if at_rest:
+            fx = m * ax
+            fy = m * ay
+            fz = m * az
+            nx = hy * az - hz * ay
+            ny = hz * ax - hx * az
+            nz = hx * ay - hy * ax
+        else:
+            ixx = tree[b_inertia]
+            ixy = tree[b_inertia + 1]
+            ixz = tree[b_inertia + 2]
+            iyy = tree[b_inertia + 3]
+            iyz = tree[b_inertia + 4]
+            izz = tree[b_inertia + 5]
+            wx = ws[w_omega]
+            wy = ws[w_omega + 1]
+            wz = ws[w_omega + 2]
+            dx = ws[w_alpha]
+            dy = ws[w_alpha + 1]
+            dz = ws[w_alpha + 2]
+            # omega x h, then F = m a + alpha x h + omega x (omega x h)
+            ux = wy * hz - wz * hy
+            uy = wz * hx - wx * hz
+            uz = wx * hy - wy * hx
+            fx = m * ax + dy * hz - dz * hy + wy * uz - wz * uy
+            fy = m * ay + dz * hx - dx * hz + wz * ux - wx * uz
+            fz = m * az + dx * hy - dy * hx + wx * uy - wy * ux
+            # N = I alpha + omega x (I omega) + h x a
+            lx = ixx * wx + ixy * wy + ixz * wz
+            ly = ixy * wx + iyy * wy + iyz * wz
+            lz = ixz * wx + iyz * wy + izz * wz
+            nx = ixx * dx + ixy * dy + ixz * dz + wy * lz - wz * ly + hy * az - hz * ay
+            ny = ixy * dx + iyy * dy + iyz * dz + wz * lx - wx * lz + hz * ax - hx * az
+            nz = ixz * dx + iyz * dy + izz * dz + wx * ly - wy * lx + hx * ay - hy * ax
+        fx += ws[w_force]
+        fy += ws[w_force + 1]
+        fz += ws[w_force + 2]
+        nx += ws[w_moment]
+        ny += ws[w_moment + 1]
+        nz += ws[w_moment + 2]
+        # the joint's effort: the wrench projected on its axis
+        ex = tree[b_axis]
+        ey = tree[b_axis + 1]
+        ez = tree[b_axis + 2]
+        if tree[b_jtype] == REVOLUTE:
+            tau[i] = ex * nx + ey * ny + ez * nz
+        else:
+            tau[i] = ex * fx + ey * fy + ez * fz
+        # the wrench transmitted to the parent, in its frame, moment about its origin
+        lam = int(tree[b_parent])
+        if lam >= 0:
+            u = lam * WS_STRIDE
+            u_force = u + W_FORCE
+            u_moment = u + W_MOMENT
+            r00 = ws[w_rot]
+            r01 = ws[w_rot + 1]
+            r02 = ws[w_rot + 2]
+            r10 = ws[w_rot + 3]
+            r11 = ws[w_rot + 4]
+            r12 = ws[w_rot + 5]
+            r20 = ws[w_rot + 6]
+            r21 = ws[w_rot + 7]
+            r22 = ws[w_rot + 8]
+            gx = r00 * fx + r01 * fy + r02 * fz
+            gy = r10 * fx + r11 * fy + r12 * fz
+            gz = r20 * fx + r21 * fy + r22 * fz
+            px = ws[w_pos]
+            py = ws[w_pos + 1]
+            pz = ws[w_pos + 2]
+            ws[u_force] += gx
+            ws[u_force + 1] += gy
+            ws[u_force + 2] += gz
+            ws[u_moment] += r00 * nx + r01 * ny + r02 * nz + py * gz - pz * gy
+            ws[u_moment + 1] += r10 * nx + r11 * ny + r12 * nz + pz * gx - px * gz
+            ws[u_moment + 2] += r20 * nx + r21 * ny + r22 * nz + px * gy - py * gx
+
+
+@njit_inline
+def _all_finite(x):
+    """True if no element of x is NaN or ±Inf (x - x is 0 for finite x, NaN otherwise)."""
+    z = 0.0
+    for i in range(len(x)):
+        z += x[i] - x[i]
+    return z == 0.0
+
+
+@njit_inline
+def add_armature(tree, qdd, tau):
+    """Add the reflected rotor inertia term armature * q̈ to tau."""
+    for i in range(len(tau)):
+        tau[i] += tree[i * TREE_STRIDE + B_ARMATURE] * qdd[i]
+
+
+@njit_inline
+def _sizes_ok(n, q, qd, qdd, gravity, ws, tau):
+    """True if every argument has the length a model of n bodies needs."""
+    return (
+        len(q) == n
+        and len(qd) == n
+        and len(qdd) == n
+        and len(tau) == n
+        and len(gravity) == 3
+        and len(ws) >= n * WS_STRIDE
+    )
+
+
+@njit
+def rnea_kernel(tree, q, qd, qdd, gravity, ws, tau):
+    """Inverse dynamics τ = M q̈ + c + g into `tau` (gravity in the root frame, m/s²); a status."""
+    if not _sizes_ok(len(tree) // TREE_STRIDE, q, qd, qdd, gravity, ws, tau):
+        return BAD_SIZE
+    joint_transforms(tree, q, ws)
+    forward_kinematic_pass(tree, qd, qdd, gravity, ws)
+    backward_force_pass(tree, ws, tau, False)
+    add_armature(tree, qdd, tau)
+    return OK if _all_finite(tau) else NOT_FINITE
+
+
+@njit
+def rnea_wrench_kernel(tree, q, qd, qdd, gravity, wrench_body, wrench_data, ws, tau):
+    """rnea_kernel plus link wrenches, τ = M q̈ + c + g + Σ Jᵀ F (see the module doc); a status."""
+    if not _sizes_ok(len(tree) // TREE_STRIDE, q, qd, qdd, gravity, ws, tau):
+        return BAD_SIZE
+    joint_transforms(tree, q, ws)
+    forward_kinematic_pass(tree, qd, qdd, gravity, ws)
+    if len(wrench_body) > 0:
+        root_rotations(tree, ws)
+        add_link_wrenches(wrench_body, wrench_data, ws)
+    backward_force_pass(tree, ws, tau, False)
+    add_armature(tree, qdd, tau)
+    return OK if _all_finite(tau) else NOT_FINITE
+
+
+@njit
+def rnea_batch_kernel(tree, q, qd, qdd, gravity, wrench_body, wrench_data, ws, tau):
+    """rnea_wrench_kernel over the rows of (N, n) arrays q, qd, qdd into the rows of tau; a status."""
+    status = OK
+    for k in range(q.shape[0]):
+        s = rnea_wrench_kernel(tree, q[k], qd[k], qdd[k], gravity, wrench_body, wrench_data, ws, tau[k])
+        if s != OK:
+            status = s
+    return status
+
+
+@njit
+def gravity_kernel(tree, q, gravity, ws, tau):
+    """Gravity torques g(q) into `tau` (RNEA with q̇ = q̈ = 0, gravity in the root frame); a status."""
+    if not _sizes_ok(len(tree) // TREE_STRIDE, q, q, q, gravity, ws, tau):
+        return BAD_SIZE
+    joint_transforms(tree, q, ws)
+    gravity_kinematic_pass(tree, gravity, ws)
+    backward_force_pass(tree, ws, tau, True)
+    return OK if _all_finite(tau) else NOT_FINITE
+
+
+@njit
+def gravity_batch_kernel(tree, q, gravity, ws, tau):
+    """gravity_kernel over the rows of an (N, n) array q; a status."""
+    status = OK
+    for k in range(q.shape[0]):
+        s = gravity_kernel(tree, q[k], gravity, ws, tau[k])
+        if s != OK:
+            status = s
+    return status
+
+
+@njit
+def composite_inertia_pass(tree, ws, comp):
+    """Composite-rigid-body pass, tips to root: each body's composite mass, first moment and
+    inertia about its origin (body frame) into `comp` (needs joint_transforms)."""
+    n = len(tree) // TREE_STRIDE
+    for i in range(n):
+        for k in range(COMP_STRIDE):
+            comp[i * COMP_STRIDE + k] = tree[i * TREE_STRIDE + B_MASS + k]
+    for i in range(n - 1, -1, -1):
+        lam = int(tree[i * TREE_STRIDE + PARENT])
+        if lam < 0:
+            continue
+        w = i * WS_STRIDE + W_ROT  # rows of R, the body in its parent
+        c = i * COMP_STRIDE
+        c_inertia = c + C_INERTIA
+        c_mass = c + C_MASS
+        c_moment = c + C_MOMENT
+        m = comp[c_mass]
+        px = ws[i * WS_STRIDE + W_POS]
+        py = ws[i * WS_STRIDE + W_POS + 1]
+        pz = ws[i * WS_STRIDE + W_POS + 2]
+        # first moment rotated into the parent frame (about this body's origin)
+        h0 = comp[c_moment]
+        h1 = comp[c_moment + 1]
+        h2 = comp[c_moment + 2]
+        hx = ws[w] * h0 + ws[w + 1] * h1 + ws[w + 2] * h2
+        hy = ws[w + 3] * h0 + ws[w + 4] * h1 + ws[w + 5] * h2
+        hz = ws[w + 6] * h0 + ws[w + 7] * h1 + ws[w + 8] * h2
+        # inertia rotated into the parent frame: R I R^T
+        i00 = comp[c_inertia]
+        i01 = comp[c_inertia + 1]
+        i02 = comp[c_inertia + 2]
+        i11 = comp[c_inertia + 3]
+        i12 = comp[c_inertia + 4]
+        i22 = comp[c_inertia + 5]
+        t00 = ws[w] * i00 + ws[w + 1] * i01 + ws[w + 2] * i02
+        t01 = ws[w] * i01 + ws[w + 1] * i11 + ws[w + 2] * i12
+        t02 = ws[w] * i02 + ws[w + 1] * i12 + ws[w + 2] * i22
+        t10 = ws[w + 3] * i00 + ws[w + 4] * i01 + ws[w + 5] * i02
+        t11 = ws[w + 3] * i01 + ws[w + 4] * i11 + ws[w + 5] * i12
+        t12 = ws[w + 3] * i02 + ws[w + 4] * i12 + ws[w + 5] * i22
+        t20 = ws[w + 6] * i00 + ws[w + 7] * i01 + ws[w + 8] * i02
+        t21 = ws[w + 6] * i01 + ws[w + 7] * i11 + ws[w + 8] * i12
+        t22 = ws[w + 6] * i02 + ws[w + 7] * i12 + ws[w + 8] * i22
+        r00 = t00 * ws[w] + t01 * ws[w + 1] + t02 * ws[w + 2]
+        r01 = t00 * ws[w + 3] + t01 * ws[w + 4] + t02 * ws[w + 5]
+        r02 = t00 * ws[w + 6] + t01 * ws[w + 7] + t02 * ws[w + 8]
+        r11 = t10 * ws[w + 3] + t11 * ws[w + 4] + t12 * ws[w + 5]
+        r12 = t10 * ws[w + 6] + t11 * ws[w + 7] + t12 * ws[w + 8]
+        r22 = t20 * ws[w + 6] + t21 * ws[w + 7] + t22 * ws[w + 8]
+        # shift to the parent origin: + 2 (p.h) E - p h^T - h p^T + m (|p|^2 E - p p^T)
+        ph = px * hx + py * hy + pz * hz
+        pp = px * px + py * py + pz * pz
+        e = 2.0 * ph + m * pp
+        d = lam * COMP_STRIDE
+        d_inertia = d + C_INERTIA
+        d_mass = d + C_MASS
+        d_moment = d + C_MOMENT
+        comp[d_mass] += m
+        comp[d_moment] += hx + m * px
+        comp[d_moment + 1] += hy + m * py
+        comp[d_moment + 2] += hz + m * pz
+        comp[d_inertia] += r00 + e - 2.0 * px * hx - m * px * px
+        comp[d_inertia + 1] += r01 - px * hy - hx * py - m * px * py
+        comp[d_inertia + 2] += r02 - px * hz - hx * pz - m * px * pz
+        comp[d_inertia + 3] += r11 + e - 2.0 * py * hy - m * py * py
+        comp[d_inertia + 4] += r12 - py * hz - hy * pz - m * py * pz
+        comp[d_inertia + 5] += r22 + e - 2.0 * pz * hz - m * pz * pz
+
+
+@njit
+def mass_matrix_columns(tree, ws, comp, mass):
+    """Column pass: for each joint j, the wrench its composite body needs for a unit q̈_j gives
+    M[j, j] (plus armature); carried towards the root, projected on each ancestor's axis it gives
+    M[i, j] = M[j, i]. `mass` row-major n×n, zero off the ancestor pairs (needs
+    composite_inertia_pass)."""
+    n = len(tree) // TREE_STRIDE
+    for i in range(n * n):
+        mass[i] = 0.0
+    for j in range(n):
+        b = j * TREE_STRIDE
+        b_armature = b + B_ARMATURE
+        b_axis = b + B_AXIS
+        b_jtype = b + JTYPE
+        b_parent = b + PARENT
+        c = j * COMP_STRIDE
+        c_mass = c + C_MASS
+        c_moment = c + C_MOMENT
+        ex = tree[b_axis]
+        ey = tree[b_axis + 1]
+        ez = tree[b_axis + 2]
+        m = comp[c_mass]
+        h0 = comp[c_moment]
+        h1 = comp[c_moment + 1]
+        h2 = comp[c_moment + 2]
+        if tree[b_jtype] == REVOLUTE:
+            # momentum of the composite body for unit rotation about the axis
+            fx = ey * h2 - ez * h1
+            fy = ez * h0 - ex * h2
+            fz = ex * h1 - ey * h0
+            c_inertia = c + C_INERTIA
+            nx = comp[c_inertia] * ex + comp[c_inertia + 1] * ey + comp[c_inertia + 2] * ez
+            ny = comp[c_inertia + 1] * ex + comp[c_inertia + 3] * ey + comp[c_inertia + 4] * ez
+            nz = comp[c_inertia + 2] * ex + comp[c_inertia + 4] * ey + comp[c_inertia + 5] * ez
+            mass[j * n + j] = ex * nx + ey * ny + ez * nz + tree[b_armature]
+        else:
+            # and for unit translation along it
+            fx = m * ex
+            fy = m * ey
+            fz = m * ez
+            nx = h1 * ez - h2 * ey
+            ny = h2 * ex - h0 * ez
+            nz = h0 * ey - h1 * ex
+            mass[j * n + j] = ex * fx + ey * fy + ez * fz + tree[b_armature]
+        i = j
+        lam = int(tree[b_parent])
+        while lam >= 0:
+            # the wrench into the parent frame, moment about the parent origin
+            w = i * WS_STRIDE
+            w_pos = w + W_POS
+            r = w + W_ROT
+            gx = ws[r] * fx + ws[r + 1] * fy + ws[r + 2] * fz
+            gy = ws[r + 3] * fx + ws[r + 4] * fy + ws[r + 5] * fz
+            gz = ws[r + 6] * fx + ws[r + 7] * fy + ws[r + 8] * fz
+            px = ws[w_pos]
+            py = ws[w_pos + 1]
+            pz = ws[w_pos + 2]
+            mx = ws[r] * nx + ws[r + 1] * ny + ws[r + 2] * nz + py * gz - pz * gy
+            my = ws[r + 3] * nx + ws[r + 4] * ny + ws[r + 5] * nz + pz * gx - px * gz
+            mz = ws[r + 6] * nx + ws[r + 7] * ny + ws[r + 8] * nz + px * gy - py * gx
+            fx = gx
+            fy = gy
+            fz = gz
+            nx = mx
+            ny = my
+            nz = mz
+            i = lam
+            a = i * TREE_STRIDE
+            a_axis = a + B_AXIS
+            a_jtype = a + JTYPE
+            a_parent = a + PARENT
+            lam = int(tree[a_parent])
+            if tree[a_jtype] == REVOLUTE:
+                v = tree[a_axis] * nx + tree[a_axis + 1] * ny + tree[a_axis + 2] * nz
+            else:
+                v = tree[a_axis] * fx + tree[a_axis + 1] * fy + tree[a_axis + 2] * fz
+            mass[i * n + j] = v
+            mass[j * n + i] = v
+
+
+@njit
+def mass_matrix_kernel(tree, q, ws, comp, mass):
+    """Joint-space inertia M(q) (row-major n×n into `mass`) by the composite-rigid-body algorithm
+    (`comp`: COMP_STRIDE floats per body of scratch); a status."""
+    n = len(tree) // TREE_STRIDE
+    if len(q) != n or len(mass) != n * n or len(ws) < n * WS_STRIDE or len(comp) < COMP_STRIDE * n:
+        return BAD_SIZE
+    joint_transforms(tree, q, ws)
+    composite_inertia_pass(tree, ws, comp)
+    mass_matrix_columns(tree, ws, comp, mass)
+    return OK if _all_finite(mass) else NOT_FINITE
+
+
+@njit
+def mass_matrix_batch_kernel(tree, q, ws, comp, mass):
+    """mass_matrix_kernel over the rows of q into rows of `mass` (N, n*n); a status."""
+    status = OK
+    for k in range(q.shape[0]):
+        s = mass_matrix_kernel(tree, q[k], ws, comp, mass[k])
+        if s != OK:
+            status = s
+    return status
+
+
+def packed_size(n):
+    """Length of the packed record of n bodies."""
+    return PK_TREE + n * TREE_STRIDE + 3 + n * WS_STRIDE + n * COMP_STRIDE
+
+
+def packed_slices(n):
+    """(tree, gravity, workspace, comp) slices of the packed record of n bodies (plain Python)."""
+    t = PK_TREE + n * TREE_STRIDE
+    w = t + 3
+    c = w + n * WS_STRIDE
+    return slice(PK_TREE, t), slice(t, w), slice(w, c), slice(c, c + n * COMP_STRIDE)
+
+
+@njit_inline
+def unpack(packed):
+    """(tree, gravity, workspace, comp) views of a packed record (as packed_slices)."""
+    n = int(packed[PK_N])
+    t = PK_TREE + n * TREE_STRIDE
+    w = t + 3
+    c = w + n * WS_STRIDE
+    return packed[PK_TREE:t], packed[t:w], packed[w:c], packed[c : c + n * COMP_STRIDE]
+
+
+@njit
+def rnea_packed_kernel(packed, q, qd, qdd, tau):
+    """rnea_kernel with the tree, gravity and workspace of a packed record; a status."""
+    tree, gravity, ws, _ = unpack(packed)
+    return rnea_kernel(tree, q, qd, qdd, gravity, ws, tau)
+
+
+@njit
+def gravity_packed_kernel(packed, q, tau):
+    """gravity_kernel with the tree, gravity and workspace of a packed record; a status."""
+    tree, gravity, ws, _ = unpack(packed)
+    return gravity_kernel(tree, q, gravity, ws, tau)
+
+
+@njit
+def rnea_packed_gravity_kernel(packed, q, qd, qdd, gravity, tau):
+    """rnea_kernel with the tree and workspace of a packed record and this gravity; a status."""
+    tree, _, ws, _ = unpack(packed)
+    return rnea_kernel(tree, q, qd, qdd, gravity, ws, tau)
+
+
+@njit
+def rnea_packed_wrench_kernel(packed, q, qd, qdd, wrench_body, wrench_data, tau):
+    """rnea_wrench_kernel with the tree, gravity and workspace of a packed record; a status."""
+    tree, gravity, ws, _ = unpack(packed)
+    return rnea_wrench_kernel(tree, q, qd, qdd, gravity, wrench_body, wrench_data, ws, tau)
+
+
+@njit
+def gravity_packed_gravity_kernel(packed, q, gravity, tau):
+    """gravity_kernel with the tree and workspace of a packed record and this gravity; a status."""
+    tree, _, ws, _ = unpack(packed)
+    return gravity_kernel(tree, q, gravity, ws, tau)
+
+
+@njit
+def mass_matrix_packed_kernel(packed, q, mass):
+    """mass_matrix_kernel with the tree and scratch of a packed record, into an (n, n) C-contiguous
+    `mass`; a status."""
+    tree, _, ws, comp = unpack(packed)
+    return mass_matrix_kernel(tree, q, ws, comp, mass.reshape(mass.size))
+
+
+# Rows of the `law` table of effort_kernel (per joint) and of its `out` table.
+LAW_VISCOUS, LAW_COULOMB, LAW_STATIC, LAW_STRIBECK, LAW_SMOOTHING, LAW_KP, LAW_KD, LAW_LIMIT = range(8)
+LAW_ROWS = 8
+# Switches of effort_kernel: the five model terms, then "evaluate them at the desired state".
+SWITCH_DESIRED = 5
+# out rows 0..5: the terms gravity, coriolis, inertia, friction, wrench, feedback; then:
+OUT_TOTAL, OUT_CLAMPED, OUT_SCRATCH = 6, 7, 8
+OUT_ROWS = 9
+
+
+@njit
+def effort_kernel(
+    tree, q, qd, q_des, qd_des, qdd_des, gravity, switches, law, wrench_body, wrench_data, ws, out
+):
+    """The inverse_dynamics effort law, term by term, into the rows of `out` (OUT_ROWS, n):
+
+    gravity g(q), coriolis c(q, q̇), inertia M(q) q̈_des, friction (out[3] as given: the caller
+    fills it, see rnea_ros.friction.compensation), wrench Σ Jᵀ F (each zero when its switch is 0;
+    q, q̇ measured or desired per switches[SWITCH_DESIRED]), feedback Kp (q_des − q) +
+    Kd (q̇_des − q̇), then the total clamped to ±limit and 1.0 where it was clamped.
+    gravity: 6 values, the root-frame gravity (m/s²) then 3 zeros. law: (LAW_ROWS, n) per joint
+    (see the LAW_* rows; the friction rows are not read). Returns a status (NOT_FINITE when
+    the total is not finite).
+    """
+    n = len(q)
+    if out.shape[0] != OUT_ROWS or out.shape[1] != n or law.shape[0] != LAW_ROWS or law.shape[1] != n:
+        return BAD_SIZE
+    if not _sizes_ok(len(tree) // TREE_STRIDE, q, qd_des, qdd_des, gravity[:3], ws, qd):
+        return BAD_SIZE
+    if len(q_des) != n or len(gravity) != 6:
+        return BAD_SIZE
+    zero = out[OUT_SCRATCH]
+    for i in range(n):
+        zero[i] = 0.0
+    qx = q_des if switches[SWITCH_DESIRED] else q
+    qdx = qd_des if switches[SWITCH_DESIRED] else qd
+    no_gravity = gravity[3:6]
+    for row in range(5):
+        if not switches[row]:
+            for i in range(n):
+                out[row, i] = 0.0
+    if switches[0]:
+        gravity_kernel(tree, qx, gravity[0:3], ws, out[0])
+    if switches[1]:
+        rnea_kernel(tree, qx, qdx, zero, no_gravity, ws, out[1])
+    if switches[2]:
+        rnea_kernel(tree, qx, zero, qdd_des, no_gravity, ws, out[2])
+    # friction: out[3] is an input, filled by rnea_ros.friction.compensation before the call
+    if switches[4] and len(wrench_body) > 0:
+        rnea_wrench_kernel(tree, qx, zero, zero, no_gravity, wrench_body, wrench_data, ws, out[4])
+    elif switches[4]:
+        for i in range(n):
+            out[4, i] = 0.0
+    check = 0.0  # total - total: 0 for finite totals, NaN otherwise (before clamping hides an Inf)
+    for i in range(n):
+        out[5, i] = law[LAW_KP, i] * (q_des[i] - q[i]) + law[LAW_KD, i] * (qd_des[i] - qd[i])
+        total = out[0, i] + out[1, i] + out[2, i] + out[3, i] + out[4, i] + out[5, i]
+        check += total - total
+        limit = law[LAW_LIMIT, i]
+        out[OUT_CLAMPED, i] = 1.0 if abs(total) > limit else 0.0
+        out[OUT_TOTAL, i] = min(max(total, -limit), limit)
+    return OK if check == 0.0 else NOT_FINITE
+
+
+# The momentum observer's kernels (rnea_ros.estimation.momentum): here, with the layout they read, so that
+# numba's cache of them follows this file.
+S_OMEGA = 0  # angular velocity, body frame
+S_VEL = 3  # linear velocity of the body origin, body frame
+S_LIN = 6  # subtree linear momentum, body frame
+S_ANG = 9  # subtree angular momentum about the body origin, body frame
+S_STRIDE = 12
+
+
+@njit
+def momentum_kernel(tree, q, qd, ws, scratch, p, ctqd):
+    """Fill p = M q̇ and ctqd = Cᵀ q̇ (see the module docstring); OK or NOT_FINITE."""
+    n = len(tree) // TREE_STRIDE
+    joint_transforms(tree, q, ws)
+    for i in range(n):
+        b = i * TREE_STRIDE
+        w = i * WS_STRIDE
+        s = i * S_STRIDE
+        lam = int(tree[b + PARENT])
+        wpx = 0.0
+        wpy = 0.0
+        wpz = 0.0
+        vpx = 0.0
+        vpy = 0.0
+        vpz = 0.0
+        if lam >= 0:
+            u = lam * S_STRIDE
+            wpx = scratch[u + S_OMEGA]
+            wpy = scratch[u + S_OMEGA + 1]
+            wpz = scratch[u + S_OMEGA + 2]
+            px = ws[w + W_POS]
+            py = ws[w + W_POS + 1]
+            pz = ws[w + W_POS + 2]
+            # velocity of this body's origin, parent frame: v_p + ω_p × p
+            vpx = scratch[u + S_VEL] + wpy * pz - wpz * py
+            vpy = scratch[u + S_VEL + 1] + wpz * px - wpx * pz
+            vpz = scratch[u + S_VEL + 2] + wpx * py - wpy * px
+        r = w + W_ROT
+        wx = ws[r] * wpx + ws[r + 3] * wpy + ws[r + 6] * wpz
+        wy = ws[r + 1] * wpx + ws[r + 4] * wpy + ws[r + 7] * wpz
+        wz = ws[r + 2] * wpx + ws[r + 5] * wpy + ws[r + 8] * wpz
+        vx = ws[r] * vpx + ws[r + 3] * vpy + ws[r + 6] * vpz
+        vy = ws[r + 1] * vpx + ws[r + 4] * vpy + ws[r + 7] * vpz
+        vz = ws[r + 2] * vpx + ws[r + 5] * vpy + ws[r + 8] * vpz
+        ex = tree[b + B_AXIS]
+        ey = tree[b + B_AXIS + 1]
+        ez = tree[b + B_AXIS + 2]
+        if tree[b + JTYPE] == REVOLUTE:
+            wx += ex * qd[i]
+            wy += ey * qd[i]
+            wz += ez * qd[i]
+        else:
+            vx += ex * qd[i]
+            vy += ey * qd[i]
+            vz += ez * qd[i]
+        scratch[s + S_OMEGA] = wx
+        scratch[s + S_OMEGA + 1] = wy
+        scratch[s + S_OMEGA + 2] = wz
+        scratch[s + S_VEL] = vx
+        scratch[s + S_VEL + 1] = vy
+        scratch[s + S_VEL + 2] = vz
+        m = tree[b + B_MASS]
+        hx = tree[b + B_MOMENT]
+        hy = tree[b + B_MOMENT + 1]
+        hz = tree[b + B_MOMENT + 2]
+        ixx = tree[b + B_INERTIA]
+        ixy = tree[b + B_INERTIA + 1]
+        ixz = tree[b + B_INERTIA + 2]
+        iyy = tree[b + B_INERTIA + 3]
+        iyz = tree[b + B_INERTIA + 4]
+        izz = tree[b + B_INERTIA + 5]
+        # linear momentum m v + ω × h; angular about the origin I_o ω + h × v
+        scratch[s + S_LIN] = m * vx + wy * hz - wz * hy
+        scratch[s + S_LIN + 1] = m * vy + wz * hx - wx * hz
+        scratch[s + S_LIN + 2] = m * vz + wx * hy - wy * hx
+        scratch[s + S_ANG] = ixx * wx + ixy * wy + ixz * wz + hy * vz - hz * vy
+        scratch[s + S_ANG + 1] = ixy * wx + iyy * wy + iyz * wz + hz * vx - hx * vz
+        scratch[s + S_ANG + 2] = ixz * wx + iyz * wy + izz * wz + hx * vy - hy * vx
+    ok = True
+    for i in range(n - 1, -1, -1):
+        b = i * TREE_STRIDE
+        w = i * WS_STRIDE
+        s = i * S_STRIDE
+        wx = scratch[s + S_OMEGA]
+        wy = scratch[s + S_OMEGA + 1]
+        wz = scratch[s + S_OMEGA + 2]
+        vx = scratch[s + S_VEL]
+        vy = scratch[s + S_VEL + 1]
+        vz = scratch[s + S_VEL + 2]
+        lx = scratch[s + S_LIN]
+        ly = scratch[s + S_LIN + 1]
+        lz = scratch[s + S_LIN + 2]
+        ax = scratch[s + S_ANG]
+        ay = scratch[s + S_ANG + 1]
+        az = scratch[s + S_ANG + 2]
+        ex = tree[b + B_AXIS]
+        ey = tree[b + B_AXIS + 1]
+        ez = tree[b + B_AXIS + 2]
+        if tree[b + JTYPE] == REVOLUTE:
+            p[i] = ex * ax + ey * ay + ez * az
+            # −e · (ω × k + v × l)
+            gx = wy * az - wz * ay + vy * lz - vz * ly
+            gy = wz * ax - wx * az + vz * lx - vx * lz
+            gz = wx * ay - wy * ax + vx * ly - vy * lx
+        else:
+            p[i] = ex * lx + ey * ly + ez * lz
+            gx = wy * lz - wz * ly
+            gy = wz * lx - wx * lz
+            gz = wx * ly - wy * lx
+        p[i] += tree[b + B_ARMATURE] * qd[i]
+        ctqd[i] = -(ex * gx + ey * gy + ez * gz)
+        if not (math.isfinite(p[i]) and math.isfinite(ctqd[i])):
+            ok = False
+        lam = int(tree[b + PARENT])
+        if lam >= 0:
+            # subtree momentum into the parent frame, angular part about the parent origin
+            r = w + W_ROT
+            px = ws[w + W_POS]
+            py = ws[w + W_POS + 1]
+            pz = ws[w + W_POS + 2]
+            plx = ws[r] * lx + ws[r + 1] * ly + ws[r + 2] * lz
+            ply = ws[r + 3] * lx + ws[r + 4] * ly + ws[r + 5] * lz
+            plz = ws[r + 6] * lx + ws[r + 7] * ly + ws[r + 8] * lz
+            u = lam * S_STRIDE
+            scratch[u + S_LIN] += plx
+            scratch[u + S_LIN + 1] += ply
+            scratch[u + S_LIN + 2] += plz
+            scratch[u + S_ANG] += ws[r] * ax + ws[r + 1] * ay + ws[r + 2] * az + py * plz - pz * ply
+            scratch[u + S_ANG + 1] += ws[r + 3] * ax + ws[r + 4] * ay + ws[r + 5] * az + pz * plx - px * plz
+            scratch[u + S_ANG + 2] += ws[r + 6] * ax + ws[r + 7] * ay + ws[r + 8] * az + px * ply - py * plx
+    return OK if ok else NOT_FINITE
+
+
+@njit
+def link_jacobian_kernel(tree, q, ws, point, pos, rot, jac):
+    """jac (6·n, row-major 6×n) = the geometric Jacobian of a point (point = [body, x, y, z], the
+    point in the body frame; body >= 0), root axes, linear rows first; rot (9) = the body's
+    rotation in the root frame, row-major; pos (3·n) is scratch (the bodies' origins, root frame)."""
+    n = len(tree) // TREE_STRIDE
+    body = int(point[0])
+    offset = point[1:4]
+    joint_transforms(tree, q, ws)
+    root_rotations(tree, ws)
+    for i in range(n):
+        lam = int(tree[i * TREE_STRIDE + PARENT])
+        w = i * WS_STRIDE + W_POS
+        if lam < 0:
+            for a in range(3):
+                pos[3 * i + a] = ws[w + a]
+        else:
+            u = lam * WS_STRIDE + W_ROT_ROOT
+            for a in range(3):
+                pos[3 * i + a] = (
+                    pos[3 * lam + a]
+                    + ws[u + 3 * a] * ws[w]
+                    + ws[u + 3 * a + 1] * ws[w + 1]
+                    + ws[u + 3 * a + 2] * ws[w + 2]
+                )
+    for a in range(6 * n):
+        jac[a] = 0.0
+    u = body * WS_STRIDE + W_ROT_ROOT
+    for a in range(9):
+        rot[a] = ws[u + a]
+    tx = pos[3 * body] + rot[0] * offset[0] + rot[1] * offset[1] + rot[2] * offset[2]
+    ty = pos[3 * body + 1] + rot[3] * offset[0] + rot[4] * offset[1] + rot[5] * offset[2]
+    tz = pos[3 * body + 2] + rot[6] * offset[0] + rot[7] * offset[1] + rot[8] * offset[2]
+    i = body
+    while i >= 0:
+        b = i * TREE_STRIDE
+        r = i * WS_STRIDE + W_ROT_ROOT
+        ex = tree[b + B_AXIS]
+        ey = tree[b + B_AXIS + 1]
+        ez = tree[b + B_AXIS + 2]
+        ax = ws[r] * ex + ws[r + 1] * ey + ws[r + 2] * ez
+        ay = ws[r + 3] * ex + ws[r + 4] * ey + ws[r + 5] * ez
+        az = ws[r + 6] * ex + ws[r + 7] * ey + ws[r + 8] * ez
+        if tree[b + JTYPE] == REVOLUTE:
+            dx = tx - pos[3 * i]
+            dy = ty - pos[3 * i + 1]
+            dz = tz - pos[3 * i + 2]
+            jac[i] = ay * dz - az * dy
+            jac[n + i] = az * dx - ax * dz
+            jac[2 * n + i] = ax * dy - ay * dx
+            jac[3 * n + i] = ax
+            jac[4 * n + i] = ay
+            jac[5 * n + i] = az
+        else:
+            jac[i] = ax
+            jac[n + i] = ay
+            jac[2 * n + i] = az
+        i = int(tree[b + PARENT])
+    return OK
+
+
+# Observer step record (`options` of observer_step_kernel)
+OB_DT = 0  # s since the previous sample
+OB_FIRST = 1  # 1: this sample only initialises
+OB_GRAVITY = 2  # 1: the measured effort includes the gravity torque
+OB_FRICTION = 3  # 1: subtract the friction of `friction`
+OB_SMOOTHING = 4  # v_ε of the friction's tanh
+OB_SIZE = 5
+
+
+@njit
+def observer_step_kernel(
+    tree, gravity, q, qd, tau, ws, scratch, friction, gain, p_prev, known_prev, r, options
+):
+    """One step of the momentum observer (rnea_ros.estimation.observer): updates p_prev, known_prev (the
+    integrand τ_m + Cᵀ q̇ − g) and r in place. friction (4 n): viscous, Coulomb, static, Stribeck
+    velocity per joint; scratch (S_STRIDE n + 2 n). A status."""
+    n = len(tree) // TREE_STRIDE
+    s = n * S_STRIDE
+    if momentum_kernel(tree, q, qd, ws, scratch, scratch[s : s + n], scratch[s + n : s + 2 * n]) != OK:
+        return NOT_FINITE
+    g = scratch[:n]  # the momentum pass's scratch is free again
+    if gravity_kernel(tree, q, gravity, ws, g) != OK:
+        return NOT_FINITE
+    dt = options[OB_DT]
+    first = options[OB_FIRST] != 0.0
+    with_gravity = options[OB_GRAVITY] != 0.0
+    with_friction = options[OB_FRICTION] != 0.0
+    v_eps = options[OB_SMOOTHING]
+    for i in range(n):
+        known = scratch[s + n + i] + tau[i]
+        if with_gravity:
+            known -= g[i]
+        if with_friction:
+            v = qd[i]
+            fc = friction[n + i]
+            level = fc + (friction[2 * n + i] - fc) * math.exp(-((v / friction[3 * n + i]) ** 2))
+            known -= friction[i] * v + level * math.tanh(v / v_eps)
+        p = scratch[s + i]
+        if first:
+            r[i] = 0.0
+        else:
+            dy = p - p_prev[i] - 0.5 * dt * (known + known_prev[i])
+            a = math.exp(-gain[i] * dt)
+            r[i] = a * r[i] + (1.0 - a) * (dy / dt)
+        p_prev[i] = p
+        known_prev[i] = known
+        if not math.isfinite(r[i]):
+            return NOT_FINITE
+    return OK
+
+
+@njit
+def damped_wrench_kernel(jac, tau_ext, damping, a, wrench):
+    """wrench (6) = −(J Jᵀ + λ² 1)⁻¹ J τ_ext for jac (6·n, row-major 6×n), λ = damping[0]
+    (Cholesky; `a`: 36 floats of scratch). NOT_FINITE when J Jᵀ + λ² 1 is numerically singular (a
+    rank-deficient Jacobian with λ² below 1e-12 of its largest diagonal entry)."""
+    n = len(tau_ext)
+    lam2 = damping[0] * damping[0]
+    for r in range(6):
+        for c in range(r, 6):
+            s = 0.0
+            for j in range(n):
+                s += jac[r * n + j] * jac[c * n + j]
+            a[6 * r + c] = s
+            a[6 * c + r] = s
+        a[7 * r] += lam2
+        b = 0.0
+        for j in range(n):
+            b += jac[r * n + j] * tau_ext[j]
+        wrench[r] = b
+    scale = 0.0
+    for r in range(6):
+        scale = max(scale, a[7 * r])
+    for j in range(6):  # a = L Lᵀ, L in the lower triangle
+        d = a[7 * j]
+        for m in range(j):
+            d -= a[6 * j + m] * a[6 * j + m]
+        if not d > 1e-12 * scale:  # rank-deficient (or not finite): the caller falls back
+            return NOT_FINITE
+        d = math.sqrt(d)
+        a[7 * j] = d
+        for i in range(j + 1, 6):
+            s = a[6 * i + j]
+            for m in range(j):
+                s -= a[6 * i + m] * a[6 * j + m]
+            a[6 * i + j] = s / d
+    for i in range(6):  # L y = b
+        s = wrench[i]
+        for m in range(i):
+            s -= a[6 * i + m] * wrench[m]
+        wrench[i] = s / a[7 * i]
+    for i in range(5, -1, -1):  # Lᵀ x = y
+        s = wrench[i]
+        for m in range(i + 1, 6):
+            s -= a[6 * m + i] * wrench[m]
+        wrench[i] = s / a[7 * i]
+    for i in range(6):
+        wrench[i] = -wrench[i]
+        if not math.isfinite(wrench[i]):
+            return NOT_FINITE
+    return OK

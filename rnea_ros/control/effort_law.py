@@ -1,0 +1,300 @@
+"""The effort law of the inverse_dynamics node, term by term (no ROS).
+
+τ = g(q) + c(q, q̇) + M(q) q̈_des + τ_friction + Jᵀ F + Kp (q_des − q) + Kd (q̇_des − q̇)
+
+The model terms are evaluated at the measured or the desired state (`state_source`); the
+feedback term always compares desired with measured. The friction term follows
+`rnea_ros.friction.compensation`: feedforward at the desired velocity for joints a trajectory
+drives, bounded feedback from the measured velocity for the others, each faded out by the runaway
+guard (`rnea_ros.friction.runaway_guard`) when it drives its joint. All arrays in `model.joint_names`
+order, efforts in N m or N. The total is clamped to the effort limit × scale. Compiled kernels
+compute every term of a cycle into a preallocated table: M(q) and the friction row
+(`friction_compensation.friction_kernel`), then the other terms and the total
+(`kernels.effort_kernel`), then the guard's period (`runaway_guard.guard_step_kernel`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from rnea_ros.algorithms.dynamics import GRAVITY, Data, raise_not_finite, wrench_arrays
+from rnea_ros.compiled import kernels as k
+from rnea_ros.compiled.jit import njit
+from rnea_ros.control.feedback_bound import REFRESH, bound_gains_kernel, inverse_inertia_kernel
+from rnea_ros.control.feedback_bound import warm as warm_bound
+from rnea_ros.errors import RneaError
+from rnea_ros.friction.compensation import (
+    CompensationRules,
+    coefficient_table,
+    friction_kernel,
+    update_period,
+)
+from rnea_ros.friction.compensation import warm as _warm_kernels
+from rnea_ros.friction.model import Friction
+from rnea_ros.friction.runaway_guard import G_WEIGHT, RunawayGuard, guard_step_kernel
+from rnea_ros.model.robot_model import RobotModel
+
+TERMS = ("gravity", "coriolis", "inertia", "friction", "wrench", "feedback")
+COMPENSABLE = TERMS[:5]
+
+
+@dataclass(frozen=True)
+class EffortLaw:
+    """What the node compensates, with which gains; immutable, swapped whole on a change."""
+
+    gravity: tuple[float, ...] = GRAVITY  # root frame, m/s², 3 values
+    compensate: frozenset[str] = frozenset(COMPENSABLE)
+    kp: np.ndarray | float = 0.0  # N m/rad (or N/m), per joint or one value for all
+    kd: np.ndarray | float = 0.0  # N m s/rad (or N s/m)
+    use_desired_state: bool = False  # evaluate model terms at the desired state
+    effort_limit_scale: float = 1.0
+    friction_rules: CompensationRules = CompensationRules()  # scale, feedforward scale, deadband
+    guard_window: float = 0.2  # s, window of the runaway guard; 0: no guard
+    max_phase_lag: float = 0.5  # rad, bound of the PD gains (rnea_ros.control.feedback_bound); 0: none
+
+
+class LoopState:
+    """What the friction compensation remembers between calls: the loop period estimate (s), the
+    last call's time t (s), and the last sample the friction path stored (its time sample_t, its
+    q, q̇, applied total and friction term as rows of `prev`). `delay` follows the longest recent
+    state age at once and shorter ones slowly, as `period` does."""
+
+    def __init__(self, n: int) -> None:
+        self.period = 0.0
+        self.delay = 0.0  # s, age of the states when their commands were computed (filtered)
+        self.t = np.nan
+        self.sample_t = np.nan
+        self.prev = np.zeros((4, n))
+
+
+class Efforts:
+    """A model, its friction and an effort law packed for `compute_efforts`, with the table each
+    call overwrites (like Pinocchio's Data: one per thread, results valid until the next call)."""
+
+    def __init__(self, model: RobotModel, friction: Friction, law: EffortLaw) -> None:
+        n = model.nv
+        if friction.viscous.shape != (n,):
+            raise RneaError(f"friction must have {n} joints, got {friction.viscous.size}")
+        self.model = model
+        self._tree = model.kernel_tree()
+        self._ws = np.asarray(Data(model).ws, dtype=float)
+        self._gravity = np.array([*np.asarray(law.gravity, dtype=float).reshape(3), 0.0, 0.0, 0.0])
+        switches = [t in law.compensate for t in COMPENSABLE] + [law.use_desired_state]
+        self._switches = np.array(switches, dtype=np.int64)
+        self._law = np.empty((k.LAW_ROWS, n))
+        # effort_kernel no longer reads the friction rows (the friction row is an input, filled by
+        # friction_compensation.friction_kernel); they are kept filled for the table's layout
+        self._law[k.LAW_VISCOUS] = friction.viscous
+        self._law[k.LAW_COULOMB] = friction.coulomb
+        self._law[k.LAW_STATIC] = friction.static
+        self._law[k.LAW_STRIBECK] = friction.stribeck_velocity
+        self._law[k.LAW_SMOOTHING] = friction.smoothing_velocity
+        self._law[k.LAW_KP] = law.kp
+        self._law[k.LAW_KD] = law.kd
+        self._law[k.LAW_LIMIT] = model.effort_limit * law.effort_limit_scale
+        # the table the kernels read: the law with the feedback gains of this cycle (bounded by
+        # the loop's period and delay, rnea_ros.control.feedback_bound)
+        self._law_now = self._law.copy()
+        self._minv = np.zeros((n, n))  # M(q)⁻¹ of the bound, refreshed every REFRESH s
+        self._minv_t = np.nan
+        self._rows = np.zeros((2, n))
+        self._phase_lag = float(law.max_phase_lag)
+        gains = self._law[k.LAW_KP : k.LAW_KD + 1]
+        self._bounded = self._phase_lag > 0 and bool(np.any(gains))
+        self.feedback_scale = np.ones(n)  # per joint: the last cycle's gain scale s (kp s², kd s)
+        self.table = np.zeros((k.OUT_ROWS, n))
+        # friction compensation and its runaway guard (state kept between calls)
+        self.friction = friction
+        self.rules = law.friction_rules
+        self._coef = coefficient_table(friction, law.friction_rules)
+        self._friction_on = "friction" in law.compensate and bool(
+            np.any(friction.viscous) or np.any(friction.coulomb) or np.any(friction.static)
+        )
+        self.guard = RunawayGuard(n, law.guard_window)
+        self.loop = LoopState(n)
+        self._all_driven = np.ones(n, dtype=np.int64)
+        self._mass = np.zeros(n * n)
+        self._comp = np.asarray(Data(model).comp, dtype=float)
+        self._g3 = self._gravity[:3].copy()
+        self._need = np.zeros(n)
+        self._mid = np.zeros((3, n))  # q, q̇ and q̈ over the last period
+        warm_friction_path()
+
+    @property
+    def period(self) -> float:
+        """The loop period estimated from the states' times, s (0: unknown yet)."""
+        return self.loop.period
+
+    def adopt(self, previous: Efforts, keep_guard: bool = True) -> None:
+        """Share the friction state of `previous` (same joints), which this one replaces: the loop
+        state (period, last sample) and, with keep_guard, the runaway guard (else a re-armed one).
+        Shared, not copied: calls on `previous` until the swap keep it current."""
+        if previous.model.nv != self.model.nv:
+            return
+        self.loop = previous.loop
+        if keep_guard and previous.guard.window == self.guard.window:
+            self.guard = previous.guard
+
+    @property
+    def delay(self) -> float:
+        """The state age the feedback bound allows for (filtered), s."""
+        return self.loop.delay
+
+    @property
+    def total(self) -> np.ndarray:
+        """The clamped command of the last call (view of `table`)."""
+        return self.table[k.OUT_TOTAL]
+
+    @property
+    def clamped(self) -> np.ndarray:
+        """Where the last command was clamped (bool copy)."""
+        return self.table[k.OUT_CLAMPED] != 0.0
+
+    @property
+    def terms(self) -> dict[str, np.ndarray]:
+        """Each term of the last call by name (views of `table`)."""
+        return {term: self.table[row] for row, term in enumerate(TERMS)}
+
+
+def compute_efforts(
+    efforts: Efforts,
+    q: np.ndarray,
+    qd: np.ndarray,
+    desired: tuple[np.ndarray, np.ndarray, np.ndarray],
+    wrenches: Mapping[str, np.ndarray] | None = None,
+    *,
+    driven: np.ndarray | None = None,
+    t: float | None = None,
+    delay: float | None = None,
+) -> Efforts:
+    """Every term of the law for the measured (q, q̇) and desired (q, q̇, q̈) into `efforts.table`;
+    raises ValueError (naming the input) on non-finite input instead of returning a non-finite
+    command. q, q̇ and the desired arrays: float64, (n,).
+
+    driven: per joint, whether a trajectory drives it (its friction is feedforward at the desired
+    velocity; else feedback from the measured one); None: every joint. t: time of the measured
+    state, s (any clock; the loop period and the runaway guard come from successive calls; without
+    it no feedback friction compensation is applied). delay: how old the measured state is when
+    this command is computed, s (the caller's clock minus the state's stamp); with t, the
+    feedback gains are bounded by the loop's period and delay (rnea_ros.control.feedback_bound); without
+    t the gains are applied as given."""
+    q_des, qd_des, qdd_des = desired
+    wb, wd = wrench_arrays(efforts.model, wrenches)
+    friction_on = efforts._friction_on
+    if driven is None:
+        driven = efforts._all_driven
+    elif driven.dtype != np.int64:
+        driven = driven.astype(np.int64)
+    loop, guard, table = efforts.loop, efforts.guard, efforts.table
+    dt, last_t = np.nan, loop.t
+    if t is not None:
+        dt = t - last_t
+        loop.period = update_period(loop.period, dt)
+        loop.t = t
+        if delay is not None:
+            loop.delay = update_delay(loop.delay, delay)
+    law = efforts._law_now
+    args = (q, qd, q_des, qd_des, qdd_des, efforts._gravity, efforts._switches, law, wb, wd)
+    try:
+        status = k.OK
+        if friction_on:
+            status = _friction_before(
+                efforts._tree, q, qd, qd_des, driven, efforts._ws, efforts._comp, efforts._mass,
+                loop.period, efforts._coef, guard.state[G_WEIGHT], table[3],
+            )  # fmt: skip
+        if status == k.OK and efforts._bounded and t is not None:
+            if not abs(t - efforts._minv_t) < REFRESH:  # also the first time (NaN)
+                status = inverse_inertia_kernel(
+                    efforts._tree, q, efforts._ws, efforts._comp, efforts._mass, friction_on, efforts._minv
+                )
+                efforts._minv_t = t
+            if status == k.OK:
+                lag = 0.5 * loop.period + loop.delay  # zero-order hold of one period, plus the delay
+                bound_gains_kernel(
+                    efforts._minv, efforts._law, law, lag, efforts._phase_lag, efforts.feedback_scale,
+                    efforts._rows,
+                )  # fmt: skip
+        if status == k.OK:
+            status = k.effort_kernel(efforts._tree, *args, efforts._ws, efforts.table)
+    except (ValueError, OverflowError):  # pure-Python fallback only: math.cos(inf) and the like
+        status = k.NOT_FINITE
+    except IndexError:  # pure-Python fallback only: wrongly sized input
+        status = k.BAD_SIZE
+    if status == k.BAD_SIZE:
+        raise RneaError(f"q, qd and the desired state must have {efforts.model.nv} values each")
+    if status != k.OK:
+        named = {"q": q, "qd": qd, "desired q": q_des, "desired qd": qd_des, "desired qdd": qdd_des}
+        raise_not_finite(named)
+    if friction_on:
+        # the guard integrates the period since the previous call if that call left its sample
+        run_guard = guard.enabled and 0.0 < dt <= 1.0 and loop.sample_t == last_t
+        _friction_after(
+            efforts._tree, efforts._g3, efforts._ws, loop.prev, q, qd, qd_des, driven, dt, run_guard,
+            efforts._mid, efforts._need, efforts._mass, guard.state, guard.clock, table[k.OUT_TOTAL],
+            table[3],
+        )  # fmt: skip
+        loop.sample_t = np.nan if t is None else t
+    return efforts
+
+
+def update_delay(delay: float, age: float, release: float = 0.02) -> float:
+    """The filtered state age after a command computed `age` s after its state's stamp: up at
+    once to a longer age, down slowly (by `release` of the difference per command). A negative
+    age (clock skew) counts as 0; a non-finite one leaves it unchanged."""
+    if not math.isfinite(age):
+        return delay
+    age = max(age, 0.0)
+    return age if age > delay else delay + release * (age - delay)
+
+
+@njit
+def _friction_before(tree, q, qd, qd_des, driven, ws, comp, mass, period, coef, weights, row):
+    """M(q) into `mass`, then the friction row (friction_compensation.friction_kernel); a status."""
+    status = k.mass_matrix_kernel(tree, q, ws, comp, mass)
+    if status != k.OK:
+        return status
+    return k.BAD_SIZE * friction_kernel(qd, qd_des, driven, mass, period, coef, weights, row)
+
+
+@njit
+def _friction_after(
+    tree, g, ws, prev, q, qd, qd_des, driven, dt, run_guard, mid, need, mass, state, clock, total, row
+):
+    """The runaway guard's period since `prev` (when run_guard), then this call's sample into
+    `prev` (rows q, q̇, applied total, friction term) for the next one."""
+    if run_guard:
+        guard_step_kernel(tree, g, ws, prev, q, qd, qd_des, driven, dt, mid, need, mass, state, clock)
+    for i in range(len(q)):
+        prev[0, i] = q[i]
+        prev[1, i] = qd[i]
+        prev[2, i] = total[i]
+        prev[3, i] = row[i]
+    return 0
+
+
+_warmed = False
+
+
+def warm_friction_path() -> None:
+    """Compile (or load from numba's cache) the friction path's and the feedback bound's kernels
+    once per process, before the first cycle needs them."""
+    global _warmed
+    if _warmed:
+        return
+    _warm_kernels()
+    tree = np.zeros(k.TREE_STRIDE)
+    tree[[0, 4, 8, 14, 15]] = 1.0  # one revolute body about z, 1 kg
+    tree[k.PARENT], tree[k.JTYPE] = -1, k.REVOLUTE
+    x, i1, ws, comp = np.zeros(1), np.zeros(1, dtype=np.int64), np.zeros(k.WS_STRIDE), np.zeros(10)
+    table = np.zeros((4, 1))
+    _friction_before(tree, x, x, x, i1, ws, comp, np.zeros(1), 1e-3, np.ones((10, 1)), x, table[0])
+    _friction_after(
+        tree, np.zeros(3), ws, table, x, x, x, i1, 1e-3, True, np.zeros((3, 1)), np.zeros(1), np.ones(1),
+        np.zeros((6, 1)), np.array([0.0, 1.0, 0.0]), table[1], table[2],
+    )  # fmt: skip
+    warm_bound()
+    _warmed = True

@@ -1,0 +1,1 @@
+"""Generalized momentum, the external-torque observer and collision detection."""

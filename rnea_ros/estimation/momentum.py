@@ -1,0 +1,59 @@
+"""Generalised momentum p = M(q) q̇ and Cᵀ(q, q̇) q̇, in O(n), for the momentum observer.
+
+Cᵀ q̇ = Ṁ q̇ − C q̇ equals ∂T/∂q, the gradient of the kinetic energy T = ½ q̇ᵀ M q̇ at fixed q̇
+(Lagrange: C q̇ = Ṁ q̇ − ∂T/∂q). With H_i the spatial momentum of body i's subtree and v_i the
+body's spatial velocity, both in body i's frame, and S_i its joint's motion subspace:
+
+    p_i = S_iᵀ H_i + armature_i q̇_i,      (∂T/∂q)_i = −S_iᵀ (v_i ×* H_i)
+
+One pass root to tips (velocities, each body's momentum about its origin), one back (subtree
+sums): a few hundred flops for a 7-joint arm, no matrix formed. The Coriolis matrix itself is in
+`rnea_ros.algorithms.lagrangian`. The kernels (`momentum_kernel`, and `link_jacobian_kernel` for the tip
+wrench) live in `kernels`, next to the layout they read (numba's cache follows that file).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+
+from rnea_ros.algorithms.dynamics import _single
+from rnea_ros.compiled import kernels as k
+from rnea_ros.compiled.entry_points import FA, F, Kernel
+from rnea_ros.errors import RneaError
+from rnea_ros.model.data import Data
+from rnea_ros.model.robot_model import RobotModel
+
+__all__ = ["DAMPED_WRENCH", "LINK_JACOBIAN", "MOMENTUM", "OBSERVER_STEP", "S_STRIDE", "momentum_terms"]
+
+S_STRIDE = k.S_STRIDE
+
+MOMENTUM = Kernel(k.momentum_kernel, F, FA, FA, F, F, F, F)
+LINK_JACOBIAN = Kernel(k.link_jacobian_kernel, F, FA, F, F, F, F, F)
+DAMPED_WRENCH = Kernel(k.damped_wrench_kernel, F, FA, F, F, F)
+OBSERVER_STEP = Kernel(k.observer_step_kernel, F, F, FA, FA, FA, F, F, F, F, F, F, F, F)
+OBSERVER_KERNELS = (MOMENTUM, LINK_JACOBIAN, OBSERVER_STEP, DAMPED_WRENCH)  # the node's contact cycle
+
+
+def momentum_terms(
+    model: RobotModel,
+    q: npt.ArrayLike,
+    qd: npt.ArrayLike,
+    *,
+    data: Data | None = None,
+    scratch: np.ndarray | None = None,
+    out: tuple[np.ndarray, np.ndarray] | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """(p = M q̇, Cᵀ q̇) at one state (n,), armature included. `data` is the workspace
+    (default: the model's default data); `scratch` (n·12 floats) and `out` (two (n,) float64
+    arrays) avoid allocation; RneaError for non-finite input."""
+    n = model.nv
+    q = _single(model, q)
+    qd = _single(model, qd)
+    if scratch is None:
+        scratch = np.empty(n * S_STRIDE)
+    p, ctqd = (np.empty(n), np.empty(n)) if out is None else out
+    ws = (model.default_data if data is None else data).ws
+    if MOMENTUM.call(model.kernel_tree(), q, qd, ws, scratch, p, ctqd) != k.OK:
+        raise RneaError("momentum_terms: q or qd contains NaN or Inf, or the result overflowed")
+    return p, ctqd

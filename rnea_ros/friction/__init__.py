@@ -1,0 +1,1 @@
+"""Joint friction: the model, the compensation bound and the runaway guard."""

@@ -1,0 +1,392 @@
+"""RobotModel: an immutable fixed-base kinematic tree as flat arrays, built from URDF.
+
+Each movable joint i moves one rigid body i whose frame is the joint's child link frame. Links
+on fixed joints are merged into the body they hang from; with a `tip_link`, movable joints off
+the root→tip chain are locked at q = 0 and their links merged the same way, so their mass still
+counts. Links rigidly attached to the root carry no dynamics (the root is fixed).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from rnea_ros.compiled.jit import HAVE_NUMBA
+from rnea_ros.compiled.kernels import (
+    B_ARMATURE,
+    B_AXIS,
+    B_INERTIA,
+    B_MASS,
+    B_MOMENT,
+    B_POS,
+    B_ROT,
+    BODY_STRIDE,
+    JTYPE,
+    PARENT,
+    PK_N,
+    PRISMATIC,
+    REVOLUTE,
+    TREE_STRIDE,
+    packed_size,
+    packed_slices,
+)
+from rnea_ros.errors import RneaError, UnknownJointError, UnknownLinkError, URDFError
+from rnea_ros.model.data import Data
+from rnea_ros.model.urdf import Inertial, Joint, Mimic, URDFRobot, check_inertia, parse_urdf
+
+__all__ = ["GRAVITY", "LinkFrame", "Mimic", "Payload", "RobotModel"]
+
+GRAVITY = (0.0, 0.0, -9.81)  # the default gravity, root frame, m/s² (rnea_ros.GRAVITY)
+
+
+@dataclass(frozen=True)
+class LinkFrame:
+    """Where a link frame sits: on `body` (-1 = the fixed root) at `rotation`, `translation`."""
+
+    body: int
+    rotation: np.ndarray  # (3, 3) link frame in the body frame
+    translation: np.ndarray  # (3,) link origin in the body frame, m
+
+
+@dataclass(frozen=True)
+class Payload:
+    """A rigid load on `link`: mass (kg), centre of mass (m) and inertia about it (kg m²), link frame."""
+
+    link: str
+    mass: float
+    com: np.ndarray
+    inertia: np.ndarray
+
+
+def _spatial(
+    mass: float, com: np.ndarray, inertia_com: np.ndarray, rot: np.ndarray, trans: np.ndarray
+) -> tuple[float, np.ndarray, np.ndarray]:
+    """(mass, first moment, inertia about the origin) of a body given in a frame at rot, trans."""
+    with np.errstate(over="ignore", invalid="ignore"):  # callers reject non-finite results
+        c = rot @ com + trans
+        i_c = rot @ inertia_com @ rot.T
+        i_o = i_c + mass * (float(c @ c) * np.eye(3) - np.outer(c, c))
+        return mass, mass * c, i_o
+
+
+def _readonly(a: np.ndarray) -> np.ndarray:
+    a = np.ascontiguousarray(a)
+    a.flags.writeable = False
+    return a
+
+
+@dataclass(frozen=True, eq=False)
+class RobotModel:
+    """Fixed-base dynamic model. Build with `RobotModel.from_urdf`; never mutated afterwards.
+
+    Arrays indexed by joint follow `joint_names`. Limits are ±inf where the URDF gives none.
+    Derived data is built on first use and kept (`kernel_tree()`, `default_data`); copies made by
+    `with_payload` / `with_armature` build their own.
+    """
+
+    name: str
+    root_link: str
+    tip_link: str | None
+    joint_names: tuple[str, ...]
+    joint_types: tuple[str, ...]
+    link_frames: dict[str, LinkFrame]
+    parent: np.ndarray  # (nv,) int64, parent body or -1
+    jtype: np.ndarray  # (nv,) int64, REVOLUTE or PRISMATIC
+    body: np.ndarray  # (nv * BODY_STRIDE,) float64, see kernels
+    position_lower: np.ndarray
+    position_upper: np.ndarray
+    velocity_limit: np.ndarray
+    effort_limit: np.ndarray
+    damping: np.ndarray  # URDF <dynamics damping>, N m s/rad or N s/m
+    coulomb: np.ndarray  # URDF <dynamics friction>, N m or N
+    mimic: dict[str, Mimic]
+    payload: Payload | None = None
+    warnings: tuple[str, ...] = ()  # what was loaded although suspect (see from_urdf)
+    _bare_body: np.ndarray | None = field(default=None, repr=False)  # body without payload (None: body)
+
+    @property
+    def nv(self) -> int:
+        """Number of movable joints (degrees of freedom)."""
+        return len(self.joint_names)
+
+    @property
+    def link_names(self) -> tuple[str, ...]:
+        """Every link of the model, including those merged into a body or into the root."""
+        return tuple(self.link_frames)
+
+    @property
+    def armature(self) -> np.ndarray:
+        """Reflected rotor inertia per joint, added to M's diagonal (kg m² or kg)."""
+        return self.body[B_ARMATURE::BODY_STRIDE].copy()
+
+    def joint_index(self, name: str) -> int:
+        """Index of a movable joint in `joint_names`; UnknownJointError (a KeyError) naming it."""
+        try:
+            return self.joint_names.index(name)
+        except ValueError:
+            raise UnknownJointError(f"joint '{name}' is not a movable joint of the model") from None
+
+    def link_frame(self, link: str) -> LinkFrame:
+        """Placement of a link in its body; UnknownLinkError (a KeyError) naming an unknown link."""
+        try:
+            return self.link_frames[link]
+        except KeyError:
+            raise UnknownLinkError(f"link '{link}' is not part of the model") from None
+
+    def create_data(self) -> Data:
+        """A new workspace for this model (and any smaller one), to pass as `data=`; one per thread."""
+        return Data(self)
+
+    @cached_property
+    def default_data(self) -> Data:
+        """The workspace functions use without `data=`: created on first use, one per model, shared
+        by every caller of this model (threads: pass your own `create_data()`). The calls with the
+        default gravity use the model's packed record instead (see `kernels`)."""
+        return Data(self)
+
+    @classmethod
+    def from_urdf(
+        cls,
+        xml_text: str,
+        root_link: str | None = None,
+        tip_link: str | None = None,
+        *,
+        strict: bool = False,
+    ) -> RobotModel:
+        """Build the model of a URDF (whole tree below `root_link`, or the root_link→tip_link chain).
+
+        Raises URDFError naming the link or joint at fault. A finite but physically inconsistent
+        inertia (a slightly negative principal moment, a broken triangle inequality, as CAD exports
+        and real robot files often have) is kept as written, like Pinocchio and KDL do, and named
+        in `warnings`; with strict=True it raises URDFError instead. Links rigidly attached
+        to the fixed root carry no dynamics and are not checked. Compiles nothing: see
+        `rnea_ros.compile_kernels`.
+        """
+        return _build(parse_urdf(xml_text), root_link, tip_link, strict)
+
+    def with_payload(
+        self,
+        link: str,
+        mass: float,
+        com: npt.ArrayLike = (0.0, 0.0, 0.0),
+        inertia: npt.ArrayLike | None = None,
+    ) -> RobotModel:
+        """A copy carrying a payload on `link` (replacing any previous one); mass 0 removes it.
+
+        com is in the link frame (m); inertia (3×3, kg m², link axes) is about the com.
+        UnknownLinkError for an unknown link, RneaError for bad values.
+        """
+        frame = self.link_frame(link)
+        com = np.asarray(com, dtype=float).reshape(3)
+        inertia = np.zeros((3, 3)) if inertia is None else np.asarray(inertia, dtype=float)
+        what = f"payload on link '{link}'"
+        if not np.all(np.isfinite(com)):
+            raise RneaError(f"{what}: com must be finite")
+        try:
+            check_inertia(float(mass), inertia, what)
+        except URDFError as exc:
+            raise RneaError(str(exc)) from None
+        body = self._bare.copy()
+        payload = None
+        if mass > 0.0 and frame.body >= 0:
+            m, h, i_o = _spatial(float(mass), com, inertia, frame.rotation, frame.translation)
+            _add_inertia(body, frame.body, m, h, i_o)
+            if not np.all(np.isfinite(body)):
+                raise RneaError(f"{what}: values overflow (too large)")
+        if mass > 0.0:
+            payload = Payload(link, float(mass), com, inertia)
+        return replace(self, body=_readonly(body), payload=payload, _bare_body=self._bare)
+
+    def with_armature(self, armature: npt.ArrayLike) -> RobotModel:
+        """A copy with per-joint armature (reflected rotor inertia, ≥ 0, `joint_names` order)."""
+        armature = np.asarray(armature, dtype=float).reshape(-1)
+        if armature.shape != (self.nv,) or not np.all(np.isfinite(armature)) or np.any(armature < 0):
+            raise RneaError(f"armature must be {self.nv} finite values >= 0")
+        body = self.body.copy()
+        bare = self._bare.copy()
+        body[B_ARMATURE::BODY_STRIDE] = armature
+        bare[B_ARMATURE::BODY_STRIDE] = armature
+        return replace(self, body=_readonly(body), _bare_body=_readonly(bare))
+
+    @property
+    def _bare(self) -> np.ndarray:
+        return self.body if self._bare_body is None else self._bare_body
+
+    def kernel_tree(self) -> Any:
+        """The model as the kernels take it (the tree record, see `kernels`): a private C-contiguous
+        float64 array with numba (a view of the packed record), a plain list without. Built on
+        first use. Never modify it."""
+        return self._kernel_tree
+
+    @cached_property
+    def _kernel_tree(self) -> Any:
+        if HAVE_NUMBA:
+            return self._packed[packed_slices(self.nv)[0]]
+        tree = self._tree_records()
+        return [  # integers stay integers: they are indices in the kernels
+            x
+            for i, row in enumerate(tree.tolist())
+            for x in row[:BODY_STRIDE] + [int(self.parent[i]), int(self.jtype[i])]
+        ]
+
+    def _tree_records(self) -> np.ndarray:
+        """(nv, TREE_STRIDE): each body record followed by its parent and joint type."""
+        n = self.nv
+        tree = np.zeros((n, TREE_STRIDE))
+        tree[:, :BODY_STRIDE] = self.body.reshape(n, BODY_STRIDE)
+        tree[:, PARENT] = self.parent
+        tree[:, JTYPE] = self.jtype
+        return tree
+
+    @cached_property
+    def _packed(self) -> np.ndarray:
+        """The packed record (see `kernels`): the tree, the default gravity, and the workspace of
+        `default_data`; one argument for the fast paths of `dynamics`."""
+        n = self.nv
+        packed = np.zeros(packed_size(n))
+        tree, gravity, _, _ = packed_slices(n)
+        packed[PK_N] = n
+        packed[tree] = self._tree_records().reshape(-1)
+        packed[gravity] = GRAVITY
+        return packed
+
+    @cached_property
+    def _kernel_args(self) -> tuple[int, np.ndarray]:
+        """(nv, packed record): what the fast paths of `dynamics` read in one attribute access."""
+        return self.nv, self._packed
+
+
+def _add_inertia(body: np.ndarray, i: int, mass: float, h: np.ndarray, i_o: np.ndarray) -> None:
+    b = i * BODY_STRIDE
+    body[b + B_MASS] += mass
+    body[b + B_MOMENT : b + B_MOMENT + 3] += h
+    body[b + B_INERTIA : b + B_INERTIA + 6] += i_o[np.triu_indices(3)]  # xx, xy, xz, yy, yz, zz
+
+
+def _tree(robot: URDFRobot) -> tuple[str, dict[str, list[Joint]]]:
+    """The unique root link and the child joints of every link; URDFError on forests and cycles."""
+    parent_joint: dict[str, Joint] = {}
+    children: dict[str, list[Joint]] = {name: [] for name in robot.links}
+    for joint in robot.joints:
+        if joint.child in parent_joint:
+            raise URDFError(
+                f"link '{joint.child}' is the child of two joints: "
+                f"'{parent_joint[joint.child].name}' and '{joint.name}'"
+            )
+        parent_joint[joint.child] = joint
+        children[joint.parent].append(joint)
+    roots = [name for name in robot.links if name not in parent_joint]
+    if not roots:
+        raise URDFError("the joints form a cycle: every link has a parent joint")
+    if len(roots) > 1:
+        raise URDFError(f"several root links (links without a parent joint): {', '.join(roots)}")
+    reached = {roots[0]}
+    stack = [roots[0]]
+    while stack:
+        for joint in children[stack.pop()]:
+            reached.add(joint.child)
+            stack.append(joint.child)
+    unreached = [name for name in robot.links if name not in reached]
+    if unreached:
+        raise URDFError(f"the joints form a cycle through links: {', '.join(unreached)}")
+    return roots[0], children
+
+
+def _chain(children: dict[str, list[Joint]], root: str, tip: str) -> set[str]:
+    """Names of the joints on the path root → tip; URDFError if tip is not below root."""
+    path: dict[str, list[str]] = {root: []}
+    stack = [root]
+    while stack:
+        link = stack.pop()
+        for joint in children[link]:
+            path[joint.child] = [*path[link], joint.name]
+            stack.append(joint.child)
+    if tip not in path:
+        raise URDFError(f"tip_link '{tip}' is not below root_link '{root}'")
+    return set(path[tip])
+
+
+def _build(robot: URDFRobot, root_link: str | None, tip_link: str | None, strict: bool) -> RobotModel:
+    tree_root, children = _tree(robot)
+    for arg, link in (("root_link", root_link), ("tip_link", tip_link)):
+        if link is not None and link not in robot.links:
+            raise URDFError(f"{arg} '{link}' is not a link of the robot")
+    root = root_link or tree_root
+    chain = None if tip_link is None else _chain(children, root, tip_link)
+
+    frames: dict[str, LinkFrame] = {root: LinkFrame(-1, np.eye(3), np.zeros(3))}
+    records: list[np.ndarray] = []
+    parents: list[int] = []
+    joints: list[Joint] = []
+    order = [root]
+    stack = list(reversed(children[root]))
+    while stack:  # depth-first preorder, children in document order: parent body < child body
+        joint = stack.pop()
+        here = frames[joint.parent]
+        rot = here.rotation @ joint.rotation
+        trans = here.rotation @ joint.translation + here.translation
+        if joint.type != "fixed" and (chain is None or joint.name in chain):
+            rec = np.zeros(BODY_STRIDE)
+            rec[B_ROT : B_ROT + 9] = rot.reshape(9)
+            rec[B_POS : B_POS + 3] = trans
+            rec[B_AXIS : B_AXIS + 3] = joint.axis
+            if not np.all(np.isfinite(rec)):
+                raise URDFError(f"joint '{joint.name}': origin overflows (too large)")
+            records.append(rec)
+            parents.append(here.body)
+            joints.append(joint)
+            frames[joint.child] = LinkFrame(len(records) - 1, np.eye(3), np.zeros(3))
+        else:
+            frames[joint.child] = LinkFrame(here.body, rot, trans)
+        order.append(joint.child)
+        stack.extend(reversed(children[joint.child]))
+    body = np.concatenate(records) if records else np.zeros(0)
+    warnings: list[str] = []
+    for link in order:
+        inertial: Inertial | None = robot.links[link]
+        frame = frames[link]
+        if inertial is None or frame.body < 0 or inertial.mass == 0.0 and not inertial.inertia.any():
+            continue
+        if inertial.defect is not None:
+            if strict:
+                raise URDFError(f"link '{link}': {inertial.defect} (strict model check)")
+            warnings.append(f"link '{link}': {inertial.defect}")
+        m, h, i_o = _spatial(inertial.mass, inertial.com, inertial.inertia, frame.rotation, frame.translation)
+        _add_inertia(body, frame.body, m, h, i_o)
+        if not np.all(np.isfinite(body[frame.body * BODY_STRIDE : (frame.body + 1) * BODY_STRIDE])):
+            raise URDFError(f"link '{link}': inertial values overflow (too large)")
+
+    names = tuple(j.name for j in joints)
+    mimic = {j.name: j.mimic for j in joints if j.mimic is not None and j.mimic.leader in names}
+    warnings += [
+        f"joint '{j.name}': mimics '{j.mimic.leader}', which is not a joint of the robot (kept independent)"
+        for j in joints
+        if j.mimic is not None and j.mimic.leader not in robot.joint_names
+    ]
+    body = _readonly(body)
+    return RobotModel(
+        name=robot.name,
+        root_link=root,
+        tip_link=tip_link,
+        joint_names=names,
+        joint_types=tuple(j.type for j in joints),
+        link_frames=frames,
+        parent=_readonly(np.array(parents, dtype=np.int64)),
+        jtype=_readonly(
+            np.array([PRISMATIC if j.type == "prismatic" else REVOLUTE for j in joints], dtype=np.int64)
+        ),
+        body=body,
+        position_lower=_readonly(np.array([j.lower for j in joints], dtype=float)),
+        position_upper=_readonly(np.array([j.upper for j in joints], dtype=float)),
+        velocity_limit=_readonly(np.array([j.velocity for j in joints], dtype=float)),
+        effort_limit=_readonly(np.array([j.effort for j in joints], dtype=float)),
+        damping=_readonly(np.array([j.damping for j in joints], dtype=float)),
+        coulomb=_readonly(np.array([j.friction for j in joints], dtype=float)),
+        mimic=mimic,
+        warnings=tuple(warnings),
+        _bare_body=body,
+    )

@@ -1,0 +1,163 @@
+"""The managed (lifecycle) variant of the inverse_dynamics node: `inverse_dynamics_lifecycle_node`.
+
+The same node (topics, parameters, rules), driven by the ROS 2 lifecycle state machine:
+- unconfigured: parameters declared and settable; nothing else exists.
+- configure: compiles the kernels, creates every publisher, subscription and timer, loads the
+  model (robot_description parameter, or listens to the topic). Inactive: joint_states is merged
+  (the state stays fresh), trajectories, wrenches and payloads are taken, no command goes out.
+- activate: commands on every joint_states, as the plain node does.
+- deactivate: stops commanding and publishes ONE hold command: the gravity term alone
+  (gravity, payload, compensate.gravity, clamped like any command) at the last measured state.
+  A forward command controller holds the last effort it got; the full last command would keep
+  pushing with its inertia, Coriolis, friction and PD parts as if the arm were still moving,
+  and zeros would drop the arm; gravity alone holds a resting arm where it is. Without a
+  measured state nothing is sent. The running trajectory is cancelled.
+- cleanup / shutdown: destroy every publisher, subscription and timer configure made, and drop
+  the model, the joint cache, the message wrenches and payload, and the counters.
+Diagnostics (while configured) carry `lifecycle_state`; inactive is OK, "not commanding".
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import numpy as np
+from diagnostic_msgs.msg import DiagnosticStatus, KeyValue
+from rclpy.lifecycle import LifecycleNodeMixin, LifecycleState, TransitionCallbackReturn
+
+from rnea_ros.algorithms.dynamics import gravity_torques
+from rnea_ros.nodes.inverse_dynamics.diagnostics import CycleStats
+from rnea_ros.nodes.inverse_dynamics.node import InverseDynamicsNode
+from rnea_ros.nodes.inverse_dynamics.overrides import NONE
+from rnea_ros.ros.common import run_node
+
+
+class InverseDynamicsLifecycleNode(LifecycleNodeMixin, InverseDynamicsNode):
+    """inverse_dynamics as a managed node (see the module docstring)."""
+
+    def __init__(self, **kwargs) -> None:
+        InverseDynamicsNode.__init__(self, managed=True, **kwargs)
+        LifecycleNodeMixin.__init__(self)
+        self._lifecycle_state = "unconfigured"
+        self._owned: list[tuple[str, Any]] = []  # (kind, entity) made by configure
+
+    # --- transitions -----------------------------------------------------------------------
+
+    def on_configure(self, state: LifecycleState) -> TransitionCallbackReturn:
+        before = self._entities()
+        try:
+            self._start()
+        except ValueError as exc:  # a robot_description parameter that gives no model
+            self._owned = self._entities_since(before)
+            self._release()
+            self.get_logger().error(f"configure failed: {exc}")
+            return TransitionCallbackReturn.FAILURE
+        self._owned = self._entities_since(before)
+        self._lifecycle_state = "inactive"
+        return TransitionCallbackReturn.SUCCESS
+
+    def on_activate(self, state: LifecycleState) -> TransitionCallbackReturn:
+        self._lifecycle_state = "active"
+        self.get_logger().info("active: commanding")
+        return TransitionCallbackReturn.SUCCESS
+
+    def on_deactivate(self, state: LifecycleState) -> TransitionCallbackReturn:
+        self._lifecycle_state = "inactive"
+        self._hold()
+        loaded = self._loaded
+        if loaded is not None and not loaded.desired.idle:
+            loaded.desired.cancel()
+            self.get_logger().warning(
+                "the running trajectory is cancelled, held positions released: the node was deactivated"
+            )
+        return TransitionCallbackReturn.SUCCESS
+
+    def on_cleanup(self, state: LifecycleState) -> TransitionCallbackReturn:
+        self._release()
+        return TransitionCallbackReturn.SUCCESS
+
+    def on_shutdown(self, state: LifecycleState) -> TransitionCallbackReturn:
+        if self._lifecycle_state == "active":
+            self._hold()
+        self._release()
+        self._lifecycle_state = "finalized"
+        return TransitionCallbackReturn.SUCCESS
+
+    def on_error(self, state: LifecycleState) -> TransitionCallbackReturn:
+        self._release()
+        return TransitionCallbackReturn.SUCCESS
+
+    # --- what the states change ------------------------------------------------------------
+
+    def _command_cycle(self, *args) -> None:
+        if self._lifecycle_state == "active":
+            super()._command_cycle(*args)
+
+    def _hold(self) -> None:
+        """Publish the gravity-only hold command at the last measured state (module docstring)."""
+        loaded = self._loaded
+        if loaded is None:
+            return
+        state = loaded.cache.state(None)
+        if isinstance(state, list):
+            self.get_logger().info("deactivated before any complete joint_states: no hold command")
+            return
+        runtime, params = loaded.runtime, self._params
+        tau = np.zeros(runtime.model.nv)
+        if params["compensate.gravity"]:
+            tau = gravity_torques(runtime.model, state[0], gravity=tuple(params["gravity"]))
+        limit = runtime.model.effort_limit * params["effort_limit_scale"]
+        hold = np.clip(tau, -limit, limit)[runtime.output]
+        if not np.all(np.isfinite(hold)):
+            return
+        self._command.data = hold.tolist()
+        self._effort_pub.publish(self._command)
+        self.get_logger().info("inactive: published one gravity-only hold command, then stopped commanding")
+
+    def _entities(self) -> dict[str, set]:
+        return {
+            "publisher": set(self.publishers),
+            "subscription": set(self.subscriptions),
+            "timer": set(self.timers),
+        }
+
+    def _entities_since(self, before: dict[str, set]) -> list[tuple[str, Any]]:
+        now = self._entities()
+        return [(kind, e) for kind in now for e in now[kind] - before[kind]]
+
+    def _release(self) -> None:
+        """Destroy what configure made and forget the model and everything tied to it."""
+        for kind, entity in self._owned:
+            if kind == "publisher":
+                self.destroy_publisher(entity)
+            elif kind == "subscription":
+                self.destroy_subscription(entity)
+            else:
+                self.destroy_timer(entity)
+        self._owned = []
+        self._loaded, self._pending, self._overrides = None, None, NONE
+        self._listened = []
+        self.stats = CycleStats()
+        self._lifecycle_state = "unconfigured"
+
+    def _diagnostic_status(self, now_ns: int) -> DiagnosticStatus:
+        status = super()._diagnostic_status(now_ns)
+        status.values.append(KeyValue(key="lifecycle_state", value=self._lifecycle_state))
+        if self._lifecycle_state != "active" and status.level != DiagnosticStatus.OK:
+            if self._loaded is not None:  # not commanding is what inactive means
+                status.level, status.message = DiagnosticStatus.OK, "inactive (managed node): not commanding"
+        elif self._lifecycle_state == "active":
+            status.message = f"active: {status.message}"
+        return status
+
+
+def main(args: list[str] | None = None) -> int:
+    """Run the managed inverse_dynamics node (`ros2 run rnea_ros inverse_dynamics_lifecycle_node`)."""
+    return run_node(args, InverseDynamicsLifecycleNode, "inverse_dynamics")
+
+
+__all__ = ["InverseDynamicsLifecycleNode", "main"]
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,567 @@
+"""The inverse_dynamics node: robot_description in, RNEA on every joint_states, efforts out.
+
+A thin adapter: parameters (parameters.py), the model/parameter bundle (runtime.py), joint_states
+merged per joint (joint_states.py), the effort law (rnea_ros.control.effort_law), the desired state of
+trajectories timed as joint_trajectory_controller's (rnea_ros.trajectory.desired_state) and diagnostics
+(diagnostics.py). All callbacks run in one thread and go through `_guard`, so no exception can end
+the process. Everything that belongs to a model (the runtime, the joint cache, the desired state,
+the name layouts) lives in one `Loaded` that a new model or parameter set replaces whole, so a
+cycle never sees half an update.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
+from geometry_msgs.msg import InertiaStamped, WrenchStamped
+from rcl_interfaces.msg import SetParametersResult
+from rclpy.clock import Clock, ClockType
+from rclpy.node import Node
+from rclpy.publisher import Publisher
+from rclpy.qos import QoSProfile
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64, Float64MultiArray, String
+from trajectory_msgs.msg import JointTrajectory
+
+from rnea_ros.algorithms.task_space import tip_apparent_mass
+from rnea_ros.control.effort_law import TERMS, compute_efforts
+from rnea_ros.errors import ParameterError, TrajectoryInPastError, URDFError
+from rnea_ros.model.robot_model import RobotModel
+from rnea_ros.nodes.inverse_dynamics import contact
+from rnea_ros.nodes.inverse_dynamics.diagnostics import (
+    SCALED,
+    CycleStats,
+    diagnostic_status,
+    feedback_scaled_text,
+)
+from rnea_ros.nodes.inverse_dynamics.overrides import NONE, Overrides, message_link, payload_of, wrench_of
+from rnea_ros.nodes.inverse_dynamics.runtime import Runtime, build_runtime, per_joint_parameters_fit
+from rnea_ros.ros import parameters, qos
+from rnea_ros.ros.common import (
+    DESCRIPTION_QOS,
+    JOINT_STATES_QOS,
+    ReusedJointState,
+    ThrottledLog,
+    clock_ns,
+    guarded,
+    prepare_kernels,
+    stamp_ns,
+    trajectory_points,
+)
+from rnea_ros.ros.joint_states import JointStateCache, Layout, efforts_of, layout
+from rnea_ros.trajectory.desired_state import DesiredState
+
+# ~/effort_commands and ~/joint_trajectory: reliable, keep last 10 (qos_overrides.* may change it).
+COMMAND_QOS = QoSProfile(depth=10)
+# How often the node looks for subscribers of ~/joint_efforts and ~/terms/* (s): counting them
+# costs more than a cycle's dynamics, so it is kept out of the cycle.
+LISTENER_PERIOD = 0.1
+# Stamps this far (s) from the node clock come from another clock source, not from lag.
+CLOCK_MIXUP = 1e6
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """A model with everything that belongs to it; replaced whole, never edited in place (the
+    joint cache's arrays aside, which only the joint_states callback writes, and the desired
+    state, which the trajectory callback feeds and the cycle samples)."""
+
+    base: RobotModel
+    runtime: Runtime
+    cache: JointStateCache
+    desired: DesiredState
+    layouts: dict[tuple[str, ...], Layout] = field(default_factory=dict)
+
+
+class InverseDynamicsNode(Node):
+    """See the README's node section for topics and parameters."""
+
+    def __init__(self, managed: bool = False, **kwargs) -> None:
+        """managed: leave kernels, topics, timers and the model to `_start` (lifecycle.py calls it
+        on configure); otherwise the node starts at once."""
+        super().__init__("inverse_dynamics", **kwargs)
+        self._params = _checked(parameters.declare(self, parameters.INVERSE_DYNAMICS))
+        self._loaded: Loaded | None = None
+        self._pending: tuple[dict, Runtime | None, Overrides] | None = None
+        self._overrides = NONE  # what ~/ee_wrench and ~/payload set (kept across model swaps)
+        self._log = ThrottledLog(self)
+        self._guard_trips_logged = 0
+        self.stats = CycleStats()
+        self._contact = contact.ContactMonitor(self, self._params["observer.enabled"])
+        self.add_pre_set_parameters_callback(parameters.as_schema_types(parameters.INVERSE_DYNAMICS))
+        self.add_on_set_parameters_callback(self._on_set_parameters)
+        self.add_post_set_parameters_callback(self._guard("parameters", self._on_parameters_set))
+        if not managed:
+            self._start()
+
+    def _start(self) -> None:
+        """Kernels, publishers, subscriptions, timers and the model: what a running node has.
+        ParameterError when the robot_description parameter gives no model."""
+        prepare_kernels(self)  # before any subscription: no cycle compiles
+        self._effort_pub = qos.publisher(self, Float64MultiArray, "~/effort_commands", COMMAND_QOS)
+        self._command = Float64MultiArray()
+        self._joint_efforts_pub = self.create_publisher(JointState, "~/joint_efforts", 10)
+        self._term_pubs = {t: self.create_publisher(JointState, f"~/terms/{t}", 10) for t in TERMS}
+        self._answers = {t: ReusedJointState() for t in (None, *TERMS)}  # per output, refilled
+        self._diag_pub = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
+        guard = self._guard
+        self._joint_states_sub = qos.subscription(
+            self, JointState, "joint_states", guard("joint_states", self._on_joint_states), JOINT_STATES_QOS
+        )
+        qos.subscription(
+            self,
+            JointTrajectory,
+            "~/joint_trajectory",
+            guard("joint_trajectory", self._on_trajectory),
+            COMMAND_QOS,
+        )
+        self.create_subscription(WrenchStamped, "~/ee_wrench", guard("ee_wrench", self._on_wrench), 10)
+        self.create_subscription(InertiaStamped, "~/payload", guard("payload", self._on_payload), 10)
+        self.create_timer(self._params["diagnostics_period"], guard("diagnostics", self._publish_diagnostics))
+        self._listened: list[tuple[str | None, Publisher]] = []  # (term or None for the total, publisher)
+        self._find_listeners()
+        # Steady clock: who listens is a wall-time matter, and with use_sim_time a simulator that
+        # waits for ~/joint_efforts before its clock moves would otherwise never be found.
+        steady = Clock(clock_type=ClockType.STEADY_TIME)
+        self.create_timer(LISTENER_PERIOD, guard("listeners", self._find_listeners), clock=steady)
+
+        rate = self._params["tip_apparent_mass.rate"]
+        if rate > 0:  # off the command path, well below its rate
+            self._apparent_mass_pub = self.create_publisher(Float64, "~/tip_apparent_mass", 10)
+            self.create_timer(1.0 / rate, guard("tip_apparent_mass", self._publish_apparent_mass))
+
+        if self._params["robot_description"]:  # read-only: a model it cannot give ends start-up
+            try:
+                self._install(self._build(self._params["robot_description"]), "parameter robot_description")
+            except URDFError as exc:
+                raise ParameterError("robot_description", str(exc)) from None
+        else:
+            self.create_subscription(
+                String, "robot_description", guard("robot_description", self._on_description), DESCRIPTION_QOS
+            )
+            self.get_logger().info("waiting for a URDF on topic robot_description")
+
+    # --- safety net ------------------------------------------------------------------------
+
+    def _guard(self, where: str, callback: Callable) -> Callable:
+        """`callback` guarded: an unexpected exception is counted under internal_error with its
+        text on diagnostics and logged (see common.guarded)."""
+        return guarded(where, callback, self._internal_error)
+
+    def _internal_error(self, where: str, text: str) -> None:
+        self.stats.internal_errors[where] = text
+        self._drop(f"internal_error.{where}", f"{where} callback failed ({text})")
+
+    def _drop(self, reason: str, text: str) -> None:
+        self.stats.reject(reason, text)
+        self._log.warn(reason, text)
+
+    # --- model -----------------------------------------------------------------------------
+
+    def _on_description(self, msg: String) -> None:
+        self._load_description(msg.data, "topic robot_description")
+
+    def _load_description(self, xml: str, source: str) -> None:
+        """A description from the topic: installed, or rejected with the previous model kept."""
+        try:
+            built = self._build(xml)
+        except ValueError as exc:
+            self.stats.model_rejected(f"{source}: {exc}")
+            kept = "the previous model keeps commanding" if self._loaded else "no model loaded"
+            self.get_logger().error(f"rejected robot description from {source}: {exc} ({kept})")
+            return
+        self._install(built, source)
+
+    def _build(self, xml: str) -> tuple[Loaded, Overrides]:
+        """The Loaded state of a description with the current parameters (and the message
+        overrides it keeps); ValueError naming the link, joint or parameter at fault."""
+        params, old = self._params, self._loaded
+        base = RobotModel.from_urdf(
+            xml,
+            root_link=params["root_link"] or None,
+            tip_link=params["tip_link"] or None,
+            strict=params["strict_model"],
+        )
+        runtime, override = self._runtime_for(base, params)
+        if old is not None:
+            per_joint_parameters_fit(params, old.runtime.output_names, runtime.output_names)
+        contact.check(params, runtime.model, len(runtime.output_names))
+        cache = JointStateCache(runtime.model, old.cache if old else None)
+        return Loaded(base, runtime, cache, DesiredState(runtime.model.nv)), override
+
+    def _install(self, built: tuple[Loaded, Overrides], source: str) -> None:
+        old = self._loaded
+        if old is not None and not old.desired.idle:
+            self.get_logger().warn(
+                "the running trajectory is cancelled, held positions released: the model was replaced"
+            )
+        self._loaded, self._overrides = built
+        base, runtime = self._loaded.base, self._loaded.runtime
+        self.stats.model_error = ""
+        self.get_logger().info(
+            f"model '{base.name}' from {source}: {base.nv} joints, commands for {runtime.output_names}"
+        )
+        for warning in base.warnings:
+            self.get_logger().warn(
+                f"robot description: {warning} (loaded as written; strict_model refuses it)"
+            )
+
+    def _runtime_for(self, base: RobotModel, params: dict) -> tuple[Runtime, Overrides]:
+        """The runtime of a new model; message wrenches and payload that do not fit it are dropped."""
+        overrides, dropped = self._overrides.fitting(base)
+        for text in dropped:
+            self.get_logger().warning(f"{text}: dropped with the model change")
+        if overrides != NONE:
+            try:
+                return build_runtime(base, params, overrides), overrides
+            except ValueError as exc:
+                self.get_logger().warning(f"~/ee_wrench and ~/payload dropped with the model change: {exc}")
+        return build_runtime(base, params, NONE), NONE
+
+    # --- parameters -----------------------------------------------------------------------
+
+    def _on_set_parameters(self, params) -> SetParametersResult:
+        try:
+            loaded = self._loaded
+            n = None if loaded is None else len(loaded.runtime.output_names)
+            new = _checked(parameters.proposed(parameters.INVERSE_DYNAMICS, self._params, params, n))
+            override = self._overrides.after_parameters((p.name for p in params), new["tip_link"] or None)
+            previous = None if loaded is None else (loaded.runtime, self._params)
+            runtime = None if loaded is None else build_runtime(loaded.base, new, override, previous)
+            contact.check(new, None if runtime is None else runtime.model, n)
+        except ValueError as exc:
+            self.get_logger().warn(f"parameters rejected: {exc}")
+            return SetParametersResult(successful=False, reason=str(exc))
+        except Exception as exc:  # noqa: BLE001 - a bug rejects the change, never ends the node
+            self.stats.internal_errors["parameters"] = f"{type(exc).__name__}: {exc}"
+            return SetParametersResult(successful=False, reason=f"internal error: {exc}")
+        self._pending = (new, runtime, override)
+        return SetParametersResult(successful=True)
+
+    def _on_parameters_set(self, params) -> None:
+        if self._pending is None:
+            return
+        self._params, runtime, self._overrides = self._pending
+        self._pending = None
+        if runtime is not None and self._loaded is not None:
+            self._loaded = replace(self._loaded, runtime=runtime)
+
+    # --- inputs ----------------------------------------------------------------------------
+
+    def _on_wrench(self, msg: WrenchStamped) -> None:
+        """A wrench exerted by the link named in frame_id (empty: tip_link), axes per ee_wrench_frame."""
+        loaded = self._loaded
+        if loaded is None:
+            self.stats.reject("wrench_without_model")
+            return
+        f, t = msg.wrench.force, msg.wrench.torque
+        axes = "root" if self._params["ee_wrench_frame"] == "root" else "link"
+        try:
+            link = message_link(
+                loaded.base, msg.header.frame_id, self._params["tip_link"] or None, "~/ee_wrench"
+            )
+            overrides = self._overrides.with_wrench(link, wrench_of((f.x, f.y, f.z, t.x, t.y, t.z), axes))
+        except ValueError as exc:
+            self._drop("bad_wrench", f"{exc}: rejected")
+            return
+        self._apply_overrides(loaded, overrides, "bad_wrench")
+
+    def _on_payload(self, msg: InertiaStamped) -> None:
+        """The payload of the link named in frame_id (empty: tip_link); mass 0 removes it."""
+        loaded = self._loaded
+        if loaded is None:
+            self.stats.reject("payload_without_model")
+            return
+        i = msg.inertia
+        try:
+            if i.m == 0:  # an empty message: no link needed
+                payload = payload_of(loaded.base, msg.header.frame_id, 0.0, (0, 0, 0), (0,) * 6)
+            else:
+                link = message_link(
+                    loaded.base, msg.header.frame_id, self._params["tip_link"] or None, "~/payload"
+                )
+                com, inertia = (i.com.x, i.com.y, i.com.z), (i.ixx, i.ixy, i.ixz, i.iyy, i.iyz, i.izz)
+                payload = payload_of(loaded.base, link, i.m, com, inertia)
+        except ValueError as exc:
+            self._drop("bad_payload", f"{exc}: rejected")
+            return
+        if self._apply_overrides(loaded, self._overrides.with_payload(payload), "bad_payload"):
+            what = "removed" if payload.mass == 0 else f"{payload.mass:g} kg on {payload.link}"
+            self.get_logger().info(f"~/payload: {what}")
+
+    def _apply_overrides(self, loaded: Loaded, overrides: Overrides, reason: str) -> bool:
+        """Swap in the runtime with new message overrides, whole; rejected with a reason if it fails."""
+        try:
+            runtime = build_runtime(loaded.base, self._params, overrides, (loaded.runtime, self._params))
+        except ValueError as exc:
+            self._drop(reason, f"{exc}: rejected")
+            return False
+        self._loaded, self._overrides = replace(loaded, runtime=runtime), overrides
+        return True
+
+    def _on_trajectory(self, msg: JointTrajectory) -> None:
+        """A trajectory for some model joints, timed as joint_trajectory_controller does (see
+        rnea_ros.trajectory.desired_state); an empty one cancels every target."""
+        loaded = self._loaded
+        if loaded is None:
+            self.stats.reject("trajectory_without_model")
+            return
+        if not msg.points:
+            loaded.desired.cancel()
+            return
+        now_ns = self.get_clock().now().nanoseconds
+        try:
+            joints, points = _trajectory_input(loaded.runtime.model, msg)
+            start_ns = stamp_ns(msg.header.stamp)
+            if start_ns and (start_ns - now_ns) * 1e-9 > CLOCK_MIXUP:
+                raise ValueError(
+                    f"it starts {(start_ns - now_ns) * 1e-9:.3g} s in the future: is use_sim_time set on "
+                    "one side only (simulated vs wall-clock time)?"
+                )
+            loaded.desired.receive(joints, *points, start_ns=start_ns, now_ns=now_ns)
+        except TrajectoryInPastError as exc:
+            self._drop("trajectory_in_past", f"~/joint_trajectory rejected: {exc}")
+        except (ValueError, TypeError, OverflowError) as exc:
+            self._drop("bad_trajectory", f"~/joint_trajectory rejected: {exc}")
+
+    def _on_joint_states(self, msg: JointState) -> None:
+        """Merge this message and every one queued behind it (any publisher's), then command once
+        for the newest that carries a commanded joint: nothing is lost, the newest state wins."""
+        t0 = time.perf_counter()
+        now_ns = clock_ns(self.get_clock())
+        self.stats.last_receive_ns = now_ns
+        loaded = self._loaded
+        trigger = None
+        while msg is not None:
+            if loaded is None:
+                self.stats.reject("no_model", "no model loaded")
+            elif self._merge(loaded, msg, now_ns):
+                trigger = msg
+            taken = self._joint_states_sub.handle.take_message(JointState, False)
+            msg = None if taken is None else taken[0]
+        if trigger is not None and loaded is not None:  # a trigger implies a model
+            self._command_cycle(loaded, trigger, now_ns, t0)
+
+    def _merge(self, loaded: Loaded, msg: JointState, now_ns: int) -> bool:
+        """Check a joint_states message and store its joints in the cache; whether it should
+        trigger a command (it carries a commanded joint)."""
+        stats = self.stats
+        n_msg = len(msg.name)
+        if len(msg.position) != n_msg or len(msg.velocity) not in (0, n_msg):
+            self._drop("bad_length", "joint_states position/velocity lengths differ from name: no command")
+            return False
+        key = tuple(msg.name)
+        lay = loaded.layouts.get(key)
+        if lay is None:
+            try:
+                lay = layout(loaded.runtime.model, loaded.runtime.output, msg.name)
+            except ValueError as exc:
+                self._drop("bad_names", f"{exc}: no command")
+                return False
+            if len(loaded.layouts) > 32:
+                loaded.layouts.clear()
+            loaded.layouts[key] = lay
+        stamp = stamp_ns(msg.header.stamp) or now_ns
+        stats.last_stamp_ns = max(stats.last_stamp_ns, stamp)
+        timeout = self._params["joint_states_timeout"]
+        if timeout > 0 and not self._fresh(stamp, now_ns, timeout):
+            return False
+        position = np.asarray(msg.position, dtype=float)
+        velocity = np.asarray(msg.velocity, dtype=float) if len(msg.velocity) else None
+        for values, what in ((position, "position"), (velocity, "velocity")):
+            if values is not None and not np.isfinite(values[lay.msg_index]).all():
+                bad = lay.msg_index[~np.isfinite(values[lay.msg_index])]
+                joint = msg.name[int(bad[0])]
+                self._drop("not_finite", f"joint_states {what} of '{joint}' is NaN or Inf: no command")
+                return False
+        loaded.cache.update(lay, position, velocity, stamp, efforts_of(msg.effort, lay))
+        if not lay.commanded:
+            stats.ignored += 1  # another publisher's joints: kept for the next cycle
+        return lay.commanded
+
+    def _command_cycle(self, loaded: Loaded, msg: JointState, now_ns: int, t0: float) -> None:
+        """Compute and publish the command for the cached state (`msg` triggered it)."""
+        timeout = self._params["joint_states_timeout"]
+        state = loaded.cache.state(now_ns - int(timeout * 1e9) if timeout > 0 else None)
+        if isinstance(state, list):
+            self._drop("missing_joints", self._missing_text(loaded, state, timeout))
+            return
+        q, qd = state
+        runtime = loaded.runtime
+        desired = (q, qd, np.zeros(len(q)))
+        driven = np.zeros(len(q), dtype=np.int64)
+        if not loaded.desired.idle:
+            q_d, qd_d, qdd_d, targets = loaded.desired.sample(now_ns, q, qd)
+            if np.isfinite(q_d).all() and np.isfinite(qd_d).all() and np.isfinite(qdd_d).all():
+                desired, driven = (q_d, qd_d, qdd_d), targets
+            else:  # never fall silent on a trajectory: drop it and compensate the measured state
+                loaded.desired.cancel()
+                self._drop("bad_trajectory", "~/joint_trajectory cancelled: its desired state is not finite")
+        # the state's time: loop period (friction bound, runaway guard, feedback bound) and age
+        stamp = stamp_ns(msg.header.stamp) or now_ns
+        try:  # non-finite desired state or result: ValueError naming it, no command
+            wrenches = runtime.wrenches(q)
+            efforts = compute_efforts(
+                runtime.efforts, q, qd, desired, wrenches, driven=driven, t=stamp * 1e-9,
+                delay=(now_ns - stamp) * 1e-9,
+            )  # fmt: skip
+        except ValueError as exc:
+            self._drop("not_finite", f"joint_states not used: {exc}")
+            return
+        out = None if runtime.output_is_model_order else runtime.output
+        total = efforts.total if out is None else efforts.total[out]
+        if runtime.units is not None:  # effort_unit: the clamped joint torque in each joint's unit
+            total = runtime.units.command(total)
+        self._command.data = total.tolist()
+        self._effort_pub.publish(self._command)  # first: the robot waits for this one
+        names = runtime.output_names
+        if self._listened:
+            terms = efforts.terms
+            for term, publisher in self._listened:
+                values = total if term is None else terms[term] if out is None else terms[term][out]
+                publisher.publish(self._answers[term].filled(msg.header, names, values))
+        mask = efforts.clamped if out is None else efforts.clamped[out]
+        clamped = [names[k] for k in np.flatnonzero(mask)] if mask.any() else []
+        self.stats.published(now_ns, time.perf_counter() - t0, clamped)
+        if clamped:
+            text = f"effort clamped to its limit x effort_limit_scale on {', '.join(clamped)}"
+            self._log.warn("clamped", text)
+        if efforts.feedback_scale.min() < SCALED:
+            self._log.warn("feedback_scaled", feedback_scaled_text(runtime))
+        if self._params["observer.enabled"]:  # after the command: the robot does not wait for it
+            cache = loaded.cache
+            fresh = cache.effort_stamp == cache.stamp
+            self._contact.cycle(runtime, self._params, q, qd, cache.effort, fresh, msg.header, stamp)
+
+    def _fresh(self, stamp: int, now_ns: int, timeout: float) -> bool:
+        """Whether a joint_states stamp is within the timeout of the node clock (else dropped)."""
+        age = (now_ns - stamp) * 1e-9
+        if -timeout <= age <= timeout:
+            return True
+        hint = ""
+        if abs(age) > CLOCK_MIXUP:
+            hint = (
+                f"; stamps and this node's clock are {abs(age):.2g} s apart: is use_sim_time set on "
+                "one side only (simulated vs wall-clock time)?"
+            )
+        if age > 0:
+            self._drop("stale", f"joint_states is {age:.3f} s old (joint_states_timeout {timeout} s){hint}")
+        else:
+            self._drop("clock_skew", f"joint_states is stamped {-age:.3f} s in the future (clock skew){hint}")
+        return False
+
+    def _missing_text(self, loaded: Loaded, missing: list[str], timeout: float) -> str:
+        text = f"no recent joint_states for {', '.join(missing)} (within {timeout} s): no command"
+        outside = [j for j in missing if j not in loaded.runtime.output_names]
+        if outside:
+            text += (
+                f"; {', '.join(outside)} are not commanded: set tip_link (locks joints off the chain) "
+                "or publish them, if the model should not need them"
+            )
+        return text
+
+    def _publish_apparent_mass(self) -> None:
+        """Apparent mass of tip_link (kg) along its velocity, or the rest direction when still."""
+        loaded = self._loaded
+        if loaded is None:
+            return
+        timeout = self._params["joint_states_timeout"]
+        now_ns = self.get_clock().now().nanoseconds
+        state = loaded.cache.state(now_ns - int(timeout * 1e9) if timeout > 0 else None)
+        if isinstance(state, list):
+            return  # no current state: nothing to say
+        q, qd = state
+        p = self._params
+        mass = tip_apparent_mass(
+            loaded.runtime.model,
+            q,
+            qd,
+            p["tip_link"],
+            p["tip_apparent_mass.direction"],
+            p["tip_apparent_mass.rest_speed"],
+        )
+        self._apparent_mass_pub.publish(Float64(data=mass))
+
+    def _find_listeners(self) -> None:
+        """Refresh which of ~/joint_efforts and ~/terms/* have subscribers (publish only to those)."""
+        pubs: list[tuple[str | None, Publisher]] = [(None, self._joint_efforts_pub)]
+        if self._params["publish_terms"]:
+            pubs += [(term, self._term_pubs[term]) for term in TERMS]
+        self._listened = [(term, pub) for term, pub in pubs if pub.get_subscription_count() > 0]
+
+    # --- diagnostics -----------------------------------------------------------------------
+
+    def _publish_diagnostics(self) -> None:
+        self._log_guard_trips()
+        now = self.get_clock().now()
+        msg = DiagnosticArray()
+        msg.header.stamp = now.to_msg()
+        msg.status = [self._diagnostic_status(now.nanoseconds)]
+        if self._params["observer.enabled"]:
+            msg.status.append(self._contact.status(self.get_fully_qualified_name()))
+        self._diag_pub.publish(msg)
+        self.stats.new_period()
+
+    def _diagnostic_status(self, now_ns: int) -> DiagnosticStatus:
+        loaded = self._loaded
+        return diagnostic_status(
+            self.get_fully_qualified_name(),
+            None if loaded is None else loaded.base,
+            None if loaded is None else loaded.runtime,
+            self._params["joint_states_timeout"],
+            now_ns,
+            self.stats,
+        )
+
+    def _log_guard_trips(self) -> None:
+        """A warning when the friction runaway guard faded a joint's friction term out since the
+        last diagnostics (the log, not only /diagnostics, says so)."""
+        loaded = self._loaded
+        if loaded is None:
+            return
+        runtime = loaded.runtime
+        guard = runtime.efforts.guard
+        if guard.trips > self._guard_trips_logged:
+            faded = [n for n, t in zip(runtime.output_names, guard.tripped[runtime.output], strict=True) if t]
+            self.get_logger().warn(
+                f"friction runaway guard: friction term faded out on {', '.join(faded) or 'no joint now'} "
+                f"({guard.trips} trips): it was driving the joint; check friction.* or the URDF's friction"
+            )
+        self._guard_trips_logged = guard.trips
+
+
+def _trajectory_input(model: RobotModel, msg: JointTrajectory) -> tuple[np.ndarray, tuple]:
+    """(model indices of msg's joints, (times, positions, velocities, accelerations)); ValueError
+    naming the joint at fault."""
+    names = list(msg.joint_names)
+    for k, name in enumerate(names):
+        if name in names[:k]:
+            raise ValueError(f"joint '{name}' is listed twice in joint_names")
+        if name not in model.joint_names:
+            valid = ", ".join(model.joint_names)
+            raise ValueError(f"joint '{name}' is not a movable joint of the model (its joints: {valid})")
+    joints = np.array([model.joint_index(j) for j in names], dtype=np.int64)
+    points = trajectory_points(msg)
+    for what, values in zip(("positions", "velocities", "accelerations"), points[1:], strict=True):
+        if values is not None and not np.isfinite(values).all():
+            k, j = np.argwhere(~np.isfinite(values))[0]
+            raise ValueError(f"point {k}: {what} of '{names[j]}' is NaN or Inf")
+    return joints, points
+
+
+def _checked(params: dict) -> dict:
+    """Rules between parameters that the schema cannot state; ParameterError naming one."""
+    if params["tip_apparent_mass.rate"] > 0 and not params["tip_link"]:
+        raise ParameterError(
+            "tip_apparent_mass.rate", "needs tip_link (the link whose apparent mass is published)"
+        )
+    if not any(params["tip_apparent_mass.direction"]):
+        raise ParameterError("tip_apparent_mass.direction", "must not be zero")
+    return params
+
+
+__all__ = ["InverseDynamicsNode"]

@@ -1,0 +1,554 @@
+"""The trajectory_feedforward node: JointTrajectory in, the same trajectory out with `effort` on
+every point, slowed down (or rejected) where the effort or velocity limits demand it, for
+joint_trajectory_controller (JTC, Jazzy >= 4.22) with an effort command interface.
+
+A thin adapter over `rnea_ros.trajectory.jtc_points` (model and parameters as the inverse_dynamics
+node: `runtime.py`'s shared pieces). ~/trajectory_in names any subset of the model's joints
+(`joints`) in any order; the other joints stay at their last measured position on joint_states
+(0 before any arrives). ~/trajectory_out keeps the input's header (stamp = start time, 0 = on
+arrival at JTC) and joint order; its points are JTC's spline through the input resampled every
+`resample_period` s, each with positions, velocities, accelerations and efforts. A first point
+later than 0 is joined to the measured state, which becomes the first output point at 0 (what JTC
+itself would do), so that part is annotated too. An empty trajectory (JTC: cancel) goes out as
+is. All callbacks go through `_guard`: no exception ends the process.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import cast
+
+import numpy as np
+from builtin_interfaces.msg import Duration
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from rcl_interfaces.msg import SetParametersResult
+from rclpy.node import Node
+from sensor_msgs.msg import JointState
+from std_msgs.msg import String
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+from rnea_ros.errors import ParameterError
+from rnea_ros.friction.model import Friction
+from rnea_ros.model.robot_model import RobotModel
+from rnea_ros.nodes.inverse_dynamics.runtime import (
+    compensated,
+    ee_wrench,
+    friction_of,
+    output_joints,
+    per_joint_parameters_fit,
+    with_armature,
+    with_payload,
+)
+from rnea_ros.ros import parameters
+from rnea_ros.ros.common import (
+    DESCRIPTION_QOS,
+    JOINT_STATES_QOS,
+    ThrottledLog,
+    guarded,
+    prepare_kernels,
+    run_node,
+    trajectory_points,
+)
+from rnea_ros.trajectory.efforts import trajectory_efforts
+from rnea_ros.trajectory.joint_map import JointMap
+from rnea_ros.trajectory.jtc_points import effort_trajectory
+from rnea_ros.trajectory.time_scaling import minimal_time_scale
+
+SCHEMA = parameters.TRAJECTORY_FEEDFORWARD
+MAX_JOINTS = 1000  # joint_states names remembered before a model is loaded
+
+
+def toppra_available() -> bool:
+    """Whether the optional TOPP-RA package (on_limit: time_optimal) can be imported."""
+    try:
+        import toppra  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def check_parameters(params: dict) -> None:
+    """What the schema cannot say: ParameterError when on_limit asks for TOPP-RA and toppra is
+    not installed, or for a non-zero ee_wrench in tip axes (it would turn along the trajectory)."""
+    if params["on_limit"] == "time_optimal" and not toppra_available():
+        raise ParameterError(
+            "on_limit",
+            "'time_optimal' needs the optional package toppra (pip install toppra); "
+            "use 'slow_down' or 'reject'",
+        )
+    if params["ee_wrench_frame"] != "root" and any(x != 0 for x in params["ee_wrench"]):
+        raise ParameterError(
+            "ee_wrench_frame",
+            "must be 'root' for trajectory_feedforward: the wrench is held constant in root axes "
+            "along a trajectory",
+        )
+
+
+@dataclass(frozen=True)
+class Setup:
+    """A model with everything the node evaluates on it (replaced whole, never edited)."""
+
+    base: RobotModel
+    model: RobotModel  # payload applied
+    joints: list[str]  # joints trajectories may move (the order of per-joint values)
+    friction: Friction
+    gravity: tuple[float, float, float]
+    compensate: frozenset[str]
+    wrenches: dict[str, np.ndarray] | None  # root axes, constant along a trajectory
+    effort_limit: np.ndarray  # (n,) URDF × effort_limit_scale
+    velocity_limit: np.ndarray  # (n,) URDF
+
+    @property
+    def law(self) -> dict:
+        return {
+            "gravity": self.gravity,
+            "friction": self.friction,
+            "compensate": self.compensate,
+            "wrenches": self.wrenches,
+        }
+
+
+def build_setup(base: RobotModel, params: dict) -> Setup:
+    """The model combined with the parameters; ParameterError naming the parameter at fault."""
+    joints, output = output_joints(base, params)
+    model = with_armature(with_payload(base, params), params, output)
+    check_parameters(params)
+    link, root, _ = ee_wrench(base, params)  # link axes refused by check_parameters
+    return Setup(
+        base=base,
+        model=model,
+        joints=joints,
+        friction=friction_of(model, params, output, params["friction.feedforward_scale"]),
+        # 3 values: the schema's length rule (parameters.LAW_PARAMS)
+        gravity=cast(tuple[float, float, float], tuple(float(g) for g in params["gravity"])),
+        compensate=compensated(params),
+        wrenches=None if link is None else {link: root},
+        effort_limit=model.effort_limit * params["effort_limit_scale"],
+        velocity_limit=model.velocity_limit.copy(),
+    )
+
+
+@dataclass
+class Decision:
+    """What happened to one trajectory (for the log and /diagnostics)."""
+
+    outcome: str  # "within limits", "slowed down", "re-timed", "rejected", "forwarded (empty)"
+    reason: str
+    k: float = 1.0  # time stretch (output duration / input duration for time_optimal)
+    joint: str = ""
+    limit: str = ""
+    time: float = float("nan")  # s, where the binding joint is closest to its limit
+    ratio: float = float("nan")
+    points_in: int = 0
+    points_out: int = 0
+    duration_out: float = 0.0
+    compute_ms: float = 0.0
+
+    def values(self) -> dict[str, str]:
+        return {
+            "last_outcome": self.outcome,
+            "last_reason": self.reason,
+            "last_k": f"{self.k:.6g}",
+            "last_binding_joint": self.joint,
+            "last_binding_limit": self.limit,
+            "last_binding_time_s": f"{self.time:.4f}",
+            "last_binding_ratio": f"{self.ratio:.6f}",
+            "last_points_in": str(self.points_in),
+            "last_points_out": str(self.points_out),
+            "last_duration_out_s": f"{self.duration_out:.4f}",
+            "last_compute_ms": f"{self.compute_ms:.1f}",
+        }
+
+
+@dataclass
+class Stats:
+    received: int = 0
+    published: int = 0
+    slowed: int = 0
+    rejected: Counter = field(default_factory=Counter)  # reason → count
+    problems_in_period: int = 0
+    last: Decision | None = None
+    model_error: str = ""
+    internal_errors: dict[str, str] = field(default_factory=dict)
+
+
+class TrajectoryFeedforwardNode(Node):
+    """See the module docstring and the README's trajectory_feedforward section."""
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__("trajectory_feedforward", **kwargs)
+        self._params = parameters.declare(self, SCHEMA)
+        prepare_kernels(self)  # before any subscription: no cycle compiles
+        check_parameters(self._params)
+        self._setup: Setup | None = None
+        self._pending: tuple[dict, Setup | None] | None = None
+        self._measured: dict[str, tuple[float, float]] = {}  # joint → (position, velocity)
+        self._log = ThrottledLog(self).warn
+        self.stats = Stats()
+        guard = self._guard
+        self._out = self.create_publisher(JointTrajectory, "~/trajectory_out", 10)
+        self._diag_pub = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
+        self.create_subscription(
+            JointTrajectory, "~/trajectory_in", guard("trajectory_in", self._on_trajectory), 10
+        )
+        self.create_subscription(
+            JointState, "joint_states", guard("joint_states", self._on_joint_states), JOINT_STATES_QOS
+        )
+        self.add_pre_set_parameters_callback(parameters.as_schema_types(SCHEMA))  # 1 → 1.0
+        self.add_on_set_parameters_callback(self._on_set_parameters)
+        self.add_post_set_parameters_callback(guard("parameters", self._on_parameters_set))
+        self.create_timer(self._params["diagnostics_period"], guard("diagnostics", self._publish_diagnostics))
+        if self._params["robot_description"]:
+            self._load_description(self._params["robot_description"], "parameter robot_description")
+        else:
+            self.create_subscription(
+                String, "robot_description", guard("robot_description", self._on_description), DESCRIPTION_QOS
+            )
+            self.get_logger().info("waiting for a URDF on topic robot_description")
+
+    # --- safety net ------------------------------------------------------------------------
+
+    def _guard(self, where: str, callback: Callable) -> Callable:
+        """`callback` guarded: an unexpected exception is counted and shown on diagnostics under
+        internal_error.<where> and logged (see common.guarded)."""
+        return guarded(where, callback, self._internal_error)
+
+    def _internal_error(self, where: str, text: str) -> None:
+        self.stats.internal_errors[where] = text
+        self.stats.problems_in_period += 1
+        self._log(f"internal_error.{where}", f"{where} callback failed ({text})")
+
+    # --- model and parameters --------------------------------------------------------------
+
+    def _on_description(self, msg: String) -> None:
+        self._load_description(msg.data, "topic robot_description")
+
+    def _load_description(self, xml: str, source: str) -> None:
+        params, old = self._params, self._setup
+        try:
+            base = RobotModel.from_urdf(
+                xml,
+                root_link=params["root_link"] or None,
+                tip_link=params["tip_link"] or None,
+                strict=params["strict_model"],
+            )
+            setup = build_setup(base, params)
+            if old is not None:
+                per_joint_parameters_fit(params, old.joints, setup.joints, SCHEMA)
+        except ValueError as exc:
+            self.stats.model_error = f"{source}: {exc}"
+            self.stats.problems_in_period += 1
+            kept = "the previous model stays" if old else "no model loaded"
+            self.get_logger().error(f"rejected robot description from {source}: {exc} ({kept})")
+            return
+        self._setup = setup
+        self.stats.model_error = ""
+        self.get_logger().info(
+            f"model '{base.name}' from {source}: {base.nv} joints; trajectories for {setup.joints}"
+        )
+        for warning in base.warnings:
+            self.get_logger().warn(
+                f"robot description: {warning} (loaded as written; strict_model refuses it)"
+            )
+
+    def _on_set_parameters(self, params) -> SetParametersResult:
+        try:
+            setup = self._setup
+            n = None if setup is None else len(setup.joints)
+            new = parameters.proposed(SCHEMA, self._params, params, n)
+            check_parameters(new)
+            rebuilt = None if setup is None else build_setup(setup.base, new)
+        except ValueError as exc:
+            self.get_logger().warn(f"parameters rejected: {exc}")
+            return SetParametersResult(successful=False, reason=str(exc))
+        except Exception as exc:  # noqa: BLE001 - a bug rejects the change, never ends the node
+            self.stats.internal_errors["parameters"] = f"{type(exc).__name__}: {exc}"
+            return SetParametersResult(successful=False, reason=f"internal error: {exc}")
+        self._pending = (new, rebuilt)
+        return SetParametersResult(successful=True)
+
+    def _on_parameters_set(self, params) -> None:
+        if self._pending is None:
+            return
+        self._params, setup = self._pending
+        self._pending = None
+        if setup is not None:
+            self._setup = setup
+
+    # --- inputs ----------------------------------------------------------------------------
+
+    def _on_joint_states(self, msg: JointState) -> None:
+        """Remember each joint's latest finite position (and velocity)."""
+        n = len(msg.name)
+        if len(msg.position) != n or len(msg.velocity) not in (0, n):
+            self._log("bad_joint_states", "joint_states position/velocity lengths differ from name: ignored")
+            return
+        setup = self._setup
+        known = None if setup is None else setup.model.joint_names
+        for i, name in enumerate(msg.name):
+            if known is not None and name not in known:
+                continue  # another robot's joint
+            if known is None and name not in self._measured and len(self._measured) >= MAX_JOINTS:
+                continue  # bounded while no model says which joints matter
+            q = msg.position[i]
+            v = msg.velocity[i] if msg.velocity else 0.0
+            if np.isfinite(q) and np.isfinite(v):
+                self._measured[name] = (float(q), float(v))
+
+    def _reject(self, reason_key: str, text: str, decision: Decision | None = None) -> None:
+        self.stats.rejected[reason_key] += 1
+        self.stats.problems_in_period += 1
+        self.stats.last = decision or Decision("rejected", text)
+        self.get_logger().warn(f"trajectory rejected: {text}")
+
+    def _on_trajectory(self, msg: JointTrajectory) -> None:
+        self.stats.received += 1
+        setup = self._setup
+        if setup is None:
+            self._reject("no_model", "no model loaded")
+            return
+        if not msg.points:  # JTC: an empty trajectory cancels the running one
+            self._out.publish(msg)
+            self.stats.published += 1
+            self.stats.last = Decision("forwarded (empty)", "empty trajectory forwarded: JTC stops")
+            self.get_logger().info("empty trajectory forwarded (JTC cancels the running one)")
+            return
+        t0 = time.perf_counter()
+        try:
+            names, times, positions, velocities, accelerations = self._parse(setup, msg)
+            times, positions, velocities, accelerations, joined = self._join_start(
+                names, times, positions, velocities, accelerations
+            )
+            held = self._held(setup)
+            out, decision = self._plan(setup, names, times, positions, velocities, accelerations, held)
+        except (ValueError, TypeError, OverflowError) as exc:
+            self._reject("bad_trajectory", f"{exc}")
+            return
+        decision.points_in = len(msg.points)
+        decision.compute_ms = (time.perf_counter() - t0) * 1e3
+        if out is None:
+            self._reject("limits", decision.reason, decision)
+            return
+        t, q, qd, qdd, tau = out
+        decision.points_out = t.size
+        decision.duration_out = float(t[-1])
+        self._out.publish(_message(msg, names, t, q, qd, qdd, tau))
+        self.stats.published += 1
+        self.stats.slowed += decision.outcome != "within limits"
+        self.stats.last = decision
+        start = "" if not joined else " (joined from the measured state at t = 0)"
+        self.get_logger().info(
+            f"trajectory for {names}: {decision.outcome}, {decision.reason}; {t.size} points every "
+            f"{self._params['resample_period'] * 1e3:g} ms over {t[-1]:.3f} s{start} "
+            f"({decision.compute_ms:.1f} ms)"
+        )
+
+    def _parse(self, setup: Setup, msg: JointTrajectory):
+        """Names and (times, P, V, A) of a message; ValueError naming what is wrong."""
+        names = [str(j) for j in msg.joint_names]
+        JointMap(setup.model, names)  # unknown, repeated or no joints
+        outside = [j for j in names if j not in setup.joints]
+        if outside:
+            raise ValueError(f"joints {outside} are not among this node's joints (parameter 'joints')")
+        points = msg.points
+        times, positions, velocities, accelerations = trajectory_points(msg)
+        if accelerations is not None and velocities is None:
+            raise ValueError("points have accelerations but no velocities")
+        if len(points) == 1 and times[0] == 0:
+            raise ValueError("a single point at time 0: nothing to interpolate (give it a time > 0)")
+        return names, times, positions, velocities, accelerations
+
+    def _join_start(self, names, times, positions, velocities, accelerations):
+        """A first point later than 0 gets the measured state in front of it at time 0, as JTC
+        joins its current state to it; ValueError when a joint was never measured."""
+        if times[0] <= 0:
+            return times, positions, velocities, accelerations, False
+        missing = [j for j in names if j not in self._measured]
+        if missing:
+            raise ValueError(
+                f"the first point is at {times[0]:.3f} s and there is no joint_states for {missing} to "
+                "start from: publish joint_states, or start the trajectory with a point at time 0"
+            )
+        q0 = np.array([self._measured[j][0] for j in names])
+        v0 = np.array([self._measured[j][1] for j in names])
+        times = np.concatenate([[0.0], times])
+        positions = np.vstack([q0, positions])
+        if velocities is not None:
+            velocities = np.vstack([v0, velocities])
+        if accelerations is not None:
+            accelerations = np.vstack([np.zeros(len(names)), accelerations])
+        return times, positions, velocities, accelerations, True
+
+    def _held(self, setup: Setup) -> np.ndarray:
+        """Model-order positions of the last joint_states (0 for joints never measured)."""
+        return np.array([self._measured.get(j, (0.0, 0.0))[0] for j in setup.model.joint_names])
+
+    def _plan(self, setup: Setup, names, times, positions, velocities, accelerations, held):
+        """((t, q, q̇, q̈, τ) in `names` order, or None when rejected) and the Decision."""
+        mode = self._params["on_limit"]
+        period = self._params["resample_period"]
+        if mode == "time_optimal":
+            return self._time_optimal(setup, names, times, positions, velocities, accelerations, held)
+        result = effort_trajectory(
+            setup.model,
+            names,
+            times,
+            positions,
+            velocities,
+            accelerations,
+            held=held,
+            period=period,
+            slow_down=mode == "slow_down",
+            **setup.law,
+            effort_limit=setup.effort_limit,
+            velocity_limit=setup.velocity_limit,
+        )
+        s = result.scale
+        decision = Decision(
+            "within limits" if s.k == 1.0 else "slowed down",
+            s.reason,
+            s.k,
+            s.joint,
+            s.limit,
+            s.time,
+            s.ratio,
+        )
+        if not result.accepted:
+            decision.outcome = "rejected"
+            if mode == "reject" and np.isfinite(s.ratio):
+                jmap = JointMap(setup.model, names)
+                q, qd, qdd = jmap.expand_trajectory(positions, velocities, accelerations, held)
+                needed = minimal_time_scale(
+                    setup.model,
+                    times,
+                    q,
+                    qd,
+                    qdd,
+                    period=period,
+                    joints=names,
+                    **setup.law,
+                    effort_limit=setup.effort_limit,
+                    velocity_limit=setup.velocity_limit,
+                )
+                decision.reason += (
+                    f"; on_limit 'slow_down' would stretch it {needed.k:.4f}x"
+                    if needed.feasible
+                    else f"; no slow-down helps either ({needed.reason})"
+                )
+            return None, decision
+        out = (result.times, result.positions, result.velocities, result.accelerations, result.efforts)
+        return out, decision
+
+    def _time_optimal(self, setup: Setup, names, times, positions, velocities, accelerations, held):
+        from rnea_ros.trajectory.time_optimal import time_optimal_parameterisation
+
+        jmap = JointMap(setup.model, names)
+        q, qd, qdd = jmap.expand_trajectory(positions, velocities, accelerations, held)
+        duration = float(times[-1])
+        try:
+            t, qs, qds, qdds = time_optimal_parameterisation(
+                setup.model,
+                times,
+                q,
+                qd,
+                qdd,
+                period=self._params["resample_period"],
+                effort_limit=setup.effort_limit,
+                velocity_limit=setup.velocity_limit,
+                joints=names,
+                **setup.law,
+            )
+        except ValueError as exc:
+            return None, Decision("rejected", f"TOPP-RA: {exc}", float("inf"))
+        tau = trajectory_efforts(setup.model, qs, qds, qdds, **setup.law)
+        cols = jmap.index
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = np.nan_to_num(np.abs(tau[:, cols]) / setup.effort_limit[cols], nan=0.0)
+        i, c = np.unravel_index(np.argmax(ratio), ratio.shape)
+        k = float(t[-1]) / duration if duration > 0 else float("nan")
+        reason = (
+            f"re-timed by TOPP-RA: duration {duration:.3f} -> {t[-1]:.3f} s; closest effort "
+            f"{names[c]} at {ratio[i, c]:.1%} at t = {t[i]:.3f} s"
+        )
+        decision = Decision("re-timed", reason, k, names[c], "effort", float(t[i]), float(ratio[i, c]))
+        return (t, jmap.restrict(qs), jmap.restrict(qds), jmap.restrict(qdds), jmap.restrict(tau)), decision
+
+    # --- diagnostics -----------------------------------------------------------------------
+
+    def _publish_diagnostics(self) -> None:
+        setup, stats = self._setup, self.stats
+        values = {
+            "model_loaded": str(setup is not None),
+            "model": "" if setup is None else f"{setup.base.name} ({setup.base.nv} joints)",
+            "joints": "" if setup is None else " ".join(setup.joints),
+            "on_limit": self._params["on_limit"],
+            "resample_period_s": f"{self._params['resample_period']:g}",
+            "trajectories_received": str(stats.received),
+            "trajectories_published": str(stats.published),
+            "trajectories_slowed_down": str(stats.slowed),
+            "trajectories_rejected": str(sum(stats.rejected.values())),
+            **{f"rejected.{k}": str(v) for k, v in sorted(stats.rejected.items())},
+            "joints_measured": str(len(self._measured)),
+            "trajectory_out_subscribers": str(self._out.get_subscription_count()),
+            "last_model_error": stats.model_error,
+            **({} if stats.last is None else stats.last.values()),
+            **{f"internal_error.{w}": text for w, text in sorted(stats.internal_errors.items())},
+        }
+        last = stats.last
+        if setup is None:
+            level, message = DiagnosticStatus.ERROR, "no model loaded"
+        elif last is not None and last.outcome == "rejected":  # until a trajectory goes out
+            level, message = DiagnosticStatus.WARN, f"last trajectory rejected: {last.reason}"
+        elif stats.problems_in_period:
+            level, message = DiagnosticStatus.WARN, "rejected input or internal error"
+        elif last is None:
+            level, message = DiagnosticStatus.OK, "waiting for a trajectory"
+        else:
+            level, message = DiagnosticStatus.OK, f"last trajectory {last.outcome}: {last.reason}"
+        status = DiagnosticStatus(
+            level=level,
+            name=f"{self.get_fully_qualified_name()}: trajectory feedforward",
+            message=message,
+            hardware_id="" if setup is None else setup.base.name,
+            values=[KeyValue(key=k, value=v) for k, v in values.items()],
+        )
+        msg = DiagnosticArray(status=[status])
+        msg.header.stamp = self.get_clock().now().to_msg()
+        self._diag_pub.publish(msg)
+        stats.problems_in_period = 0
+
+
+def _duration(t: float) -> Duration:
+    sec, nanosec = divmod(round(t * 1e9), 1_000_000_000)
+    return Duration(sec=int(sec), nanosec=int(nanosec))
+
+
+def _message(msg: JointTrajectory, names, t, q, qd, qdd, tau) -> JointTrajectory:
+    """The output message: the input's header, its joint order, one point per row."""
+    out = JointTrajectory(header=msg.header, joint_names=list(names))
+    out.points = [
+        JointTrajectoryPoint(
+            positions=a.tolist(),
+            velocities=b.tolist(),
+            accelerations=c.tolist(),
+            effort=e.tolist(),
+            time_from_start=_duration(s),
+        )
+        for s, a, b, c, e in zip(t.tolist(), q, qd, qdd, tau, strict=True)
+    ]
+    return out
+
+
+def main(args: list[str] | None = None) -> int:
+    """Run the trajectory_feedforward node (`ros2 run rnea_ros trajectory_feedforward_node`)."""
+    return run_node(args, TrajectoryFeedforwardNode, "trajectory_feedforward")
+
+
+__all__ = ["TrajectoryFeedforwardNode", "build_setup", "check_parameters", "main"]
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,261 @@
+"""What every executable of the package shares on the ROS side: QoS profiles, stamp conversions,
+throttled warnings, guarded callbacks, JointTrajectory parsing, kernels at start-up
+and `run_node` (start, spin, Ctrl-C/SIGTERM, invalid parameters)."""
+
+from __future__ import annotations
+
+import gc
+import inspect
+import os
+import sys
+import time
+from collections.abc import Callable
+from typing import TypeVar
+
+import numpy as np
+import rclpy
+from builtin_interfaces.msg import Time as TimeMsg
+from rclpy.clock import Clock
+from rclpy.executors import ExternalShutdownException
+from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Header
+from trajectory_msgs.msg import JointTrajectory
+
+# Best effort (matches reliable and best-effort publishers), keep last 10: a gripper driver's
+# message is not overwritten by the arm's next one; the node drains the queue each cycle, so the
+# newest state still wins.
+JOINT_STATES_QOS = QoSProfile(
+    depth=10, reliability=ReliabilityPolicy.BEST_EFFORT, history=HistoryPolicy.KEEP_LAST
+)
+# The newest state only (a trajectory source that needs no other).
+LATEST_STATE_QOS = QoSProfile(
+    depth=1, reliability=ReliabilityPolicy.BEST_EFFORT, history=HistoryPolicy.KEEP_LAST
+)
+# robot_description as robot_state_publisher offers it: reliable, latched.
+DESCRIPTION_QOS = QoSProfile(
+    depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL
+)
+NS = 1_000_000_000
+COLD_COMPILE_S = "20-60"  # every kernel, empty numba cache, 2-core VM: 17 s quiet, 57 s loaded
+
+
+def stamp_ns(stamp: TimeMsg) -> int:
+    """A builtin_interfaces/Time as integer nanoseconds (0 for an unset stamp)."""
+    return stamp.sec * NS + stamp.nanosec
+
+
+def clock_ns(clock: Clock) -> int:
+    """`clock.now().nanoseconds` without building a Time (about 2 µs instead of 10): the value of
+    the same rcl clock, read through its handle as Clock.now does (`handle.get_now()`, rclpy's
+    implementation API; Clock.now where a handle lacks it)."""
+    get_now = getattr(clock.handle, "get_now", None)
+    return clock.now().nanoseconds if get_now is None else get_now().nanoseconds
+
+
+class ReusedJointState:
+    """One JointState per output, refilled per cycle rather than built (a JointState costs about
+    10 µs to build; publishing serializes it at once, so reuse is safe)."""
+
+    __slots__ = ("msg",)
+
+    def __init__(self) -> None:
+        self.msg = JointState()
+
+    def filled(self, header: Header, names: list[str], effort: np.ndarray) -> JointState:
+        msg = self.msg
+        msg.header = header
+        if msg.name is not names:  # the names change with the model only
+            msg.name = names
+        msg.effort = effort.tolist()
+        return msg
+
+
+def set_stamp(stamp: TimeMsg, ns: int) -> None:
+    """Write integer nanoseconds into a builtin_interfaces/Time."""
+    stamp.sec, stamp.nanosec = divmod(int(ns), NS)
+
+
+def spin_default(node: Node) -> None:
+    """Spin `node` with rclpy's default executor (`rclpy.spin`) until shutdown."""
+    node.get_logger().info("spinning rclpy's default executor (RNEA_ROS_EXECUTOR=default)")
+    rclpy.spin(node)
+
+
+def spin_events(node: Node) -> None:
+    """Spin `node` with rclpy's EventsExecutor until shutdown: callbacks run as their events
+    arrive, without rebuilding a wait set per callback as the default executor does (less
+    latency and CPU per message). Opt-in only: its event queue is unbounded, one event per
+    arriving message whatever the QoS depth, so when messages come faster than the callbacks
+    finish, memory grows without limit (a 20 kHz joint_states flood: +2.4 MiB/s here, while the
+    default executor stays flat; rclcpp's EventsExecutor has the same limitation). Its spin()
+    never runs a callback in this rclpy, so it is driven by spin_once in a loop, which serves
+    timers too."""
+    from rclpy.experimental import EventsExecutor
+
+    executor = EventsExecutor(context=node.context)
+    executor.add_node(node)
+    node.get_logger().info("spinning rclpy's EventsExecutor (RNEA_ROS_EXECUTOR=events, unbounded queue)")
+    try:
+        while node.context.ok():
+            executor.spin_once(timeout_sec=0.1)
+    finally:
+        executor.shutdown()
+
+
+N = TypeVar("N", bound=Node)
+
+# RNEA_ROS_EXECUTOR values → how the nodes spin (README "Executor").
+EXECUTOR_ENV = "RNEA_ROS_EXECUTOR"
+EXECUTORS = ("waitset", "default", "events")
+
+
+def selected_spin() -> Callable[[Node], None]:
+    """How run_node spins, from RNEA_ROS_EXECUTOR: "waitset" (the default: one wait set, see
+    waitset_loop), "default" (rclpy.spin, rclpy's SingleThreadedExecutor) or "events" (rclpy's
+    EventsExecutor, unbounded queue). An unknown value is reported and the default used."""
+    from rnea_ros.ros.waitset_loop import spin_waitset
+
+    name = os.environ.get(EXECUTOR_ENV, "") or EXECUTORS[0]
+    if name == "default":
+        return spin_default
+    if name == "events":
+        return spin_events
+    if name != "waitset":
+        print(f"[WARN] {EXECUTOR_ENV}={name!r} is not one of {', '.join(EXECUTORS)}: using waitset",
+              file=sys.stderr)
+    return spin_waitset
+
+
+LOG_PERIOD = 2.0  # s between two log lines of the same reason
+
+
+class ThrottledLog:
+    """Warnings at most once per LOG_PERIOD per reason, so a frequent reason hides no rare one
+    (rclpy's own throttling is per call site, shared by every reason logged there)."""
+
+    def __init__(self, node: Node) -> None:
+        self._logger = node.get_logger()
+        self._last: dict[str, float] = {}  # reason → when it was last logged (monotonic s)
+
+    def warn(self, reason: str, text: str) -> None:
+        now = time.monotonic()
+        if now - self._last.get(reason, -LOG_PERIOD) >= LOG_PERIOD:
+            self._last[reason] = now
+            self._logger.warn(text)
+
+
+def _positional_parameters(callback: Callable) -> int:
+    """How many positional arguments `callback` takes (a large number for *args)."""
+    count = 0
+    for param in inspect.signature(callback).parameters.values():
+        if param.kind == param.VAR_POSITIONAL:
+            return 1 << 30
+        if param.kind in (param.POSITIONAL_ONLY, param.POSITIONAL_OR_KEYWORD):
+            count += 1
+    return count
+
+
+def guarded(where: str, callback: Callable, on_error: Callable[[str, str], None]) -> Callable:
+    """`callback` such that an unexpected exception costs that one call: on_error(where, text)
+    records it; nothing is raised into the executor, so no callback can end the process.
+
+    The wrapper takes any arguments and passes on as many as `callback` has parameters: Kilted's
+    EventsExecutor (rclpy 9) calls every timer callback that accepts an argument with a TimerInfo,
+    Jazzy's (rclpy 7) with none; a timer callback without parameters works on both."""
+    n = _positional_parameters(callback)
+
+    def call(*args):
+        try:
+            return callback(*args[:n])
+        except Exception as exc:  # noqa: BLE001 - the point: no callback may end the process
+            on_error(where, f"{type(exc).__name__}: {exc}")
+            return None
+
+    return call
+
+
+def trajectory_points(
+    msg: JointTrajectory,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray | None]:
+    """(times (K,) s, positions, velocities or None, accelerations or None (K, n)) of a
+    JointTrajectory; ValueError when a point's arrays do not match its joint_names."""
+    n, points = len(msg.joint_names), msg.points
+
+    def field_of(attr: str) -> np.ndarray | None:
+        rows = [list(getattr(p, attr)) for p in points]
+        if all(len(r) == 0 for r in rows):
+            return None
+        if any(len(r) != n for r in rows):
+            raise ValueError(f"every point needs {n} {attr} (or none at all)")
+        return np.array(rows, dtype=float)
+
+    times = np.array([p.time_from_start.sec + p.time_from_start.nanosec * 1e-9 for p in points])
+    positions = field_of("positions")
+    if positions is None:
+        raise ValueError("points have no positions")
+    return times, positions, field_of("velocities"), field_of("accelerations")
+
+
+def prepare_kernels(node: Node) -> None:
+    """Compile (or load from numba's disk cache) every dynamics kernel before the node subscribes,
+    so that no control cycle compiles. A cold cache (a fresh install the set-up did not prepare,
+    a read-only install, another user) is said with where it compiles and how to prepare it."""
+    from rnea_ros.compiled.cache import cache_is_cold, cache_location
+    from rnea_ros.compiled.entry_points import compile_kernels
+
+    log = node.get_logger()
+    if cache_is_cold():
+        log.warn(
+            f"numba's cache {cache_location()} has no compiled kernels for this installation: "
+            f"compiling them now, about {COLD_COMPILE_S} s (once; `python3 -m rnea_ros.compiled.cache` "
+            "prepares the cache beforehand)"
+        )
+    done = compile_kernels()
+    how = f"from numba's cache {cache_location()}"
+    if done.cold_cache:
+        how = f"compiled into numba's cache {cache_location()}"
+    if not done.numba:
+        how = "numba is not installed: pure-Python kernels, about 40x slower"
+    log.info(f"kernels ready in {done.seconds:.2f} s ({how})")
+
+
+def run_node(
+    args: list[str] | None,
+    make_node: Callable[[], N],
+    name: str,
+    spin: Callable[[N], None] | None = None,
+) -> int:
+    """Build a node and spin it until Ctrl-C or shutdown (`spin`, else as RNEA_ROS_EXECUTOR
+    selects: `selected_spin`): 0, or 2 when the command line or the parameters are invalid (one
+    line naming the culprit, no traceback)."""
+    spin_node = selected_spin() if spin is None else spin
+    log = rclpy.logging.get_logger(name)
+    try:
+        rclpy.init(args=args)
+    except Exception as exc:  # noqa: BLE001 - e.g. a params file rcl cannot parse
+        hint = ""
+        if "same type" in str(exc):
+            hint = " (write every number of a list the same way, e.g. [0.0, 0.0, -9.81], not [0, 0, -9.81])"
+        print(f"[FATAL] [{name}]: cannot start: {str(exc).splitlines()[0]}{hint}", file=sys.stderr)
+        return 2
+    node = None
+    try:
+        try:
+            node = make_node()
+        except ValueError as exc:  # an invalid parameter file: fail at launch, naming it
+            log.fatal(f"cannot start, invalid parameter {exc}")
+            return 2
+        # What start-up built (imports, kernels, model: ~130,000 tracked objects) is never
+        # garbage: out of the collector's sight, a full collection takes ~10 µs, not ~50 ms.
+        gc.collect()
+        gc.freeze()
+        spin_node(node)
+    except (KeyboardInterrupt, ExternalShutdownException):  # Ctrl-C also during start-up
+        pass
+    finally:
+        if node is not None:
+            node.destroy_node()
+        rclpy.try_shutdown()
+    return 0
