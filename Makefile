@@ -63,6 +63,7 @@ test-kilted:
 lint: $(STAMP)
 	$(PY) -m ruff check .
 	$(PY) -m mypy
+	$(VENV)/bin/lint-imports  # layers, no cycles, no ROS in the core (setup.cfg [importlinter])
 
 bench: $(STAMP)
 	$(PY) bench/bench_kernels.py
