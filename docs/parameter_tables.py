@@ -18,7 +18,9 @@ from typing import Any
 
 PAGE = Path(__file__).resolve().parent / "nodes.md"
 # a block: the opening line, the table's lines (each starting with "|"), the closing line
-BLOCK = re.compile(r"(<!-- parameters: (?P<node>\w+) -->\n)(?P<table>(?:\|[^\n]*\n)*)(<!-- end parameters -->)")
+BLOCK = re.compile(
+    r"(<!-- parameters: (?P<node>\w+) -->\n)(?P<table>(?:\|[^\n]*\n)*)(<!-- end parameters -->)"
+)
 
 
 def node_schemas() -> dict[str, Mapping[str, Any]]:

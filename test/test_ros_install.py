@@ -1,6 +1,6 @@
-"""The `ros2` commands of the README and docs/*.md on a ROS 2 install: `ros2 launch` of the three launch files, `ros2
-run`, `ros2 param` and `ros2 topic` against the running node, in a colcon-built workspace with its
-environment sourced (test/ros_install.py). Skips without the ROS 2 wheels.
+"""The `ros2` commands of the README and docs/*.md on a ROS 2 install: `ros2 launch` of the three
+launch files, `ros2 run`, `ros2 param` and `ros2 topic` against the running node, in a colcon-built
+workspace with its environment sourced (test/ros_install.py). Skips without the ROS 2 wheels.
 
 `test_every_readme_ros2_line_is_tested_or_real_robot_only` keeps this list and those pages in step.
 """
@@ -43,8 +43,8 @@ QOS_LINE = (
     "ros2 run rnea_ros inverse_dynamics_node --ros-args --params-file config/inverse_dynamics.yaml -p qos_"
 )
 
-# Every `ros2 …` line of the code blocks of the README and docs/*.md: tested here (the test's name) or an example
-# that needs what is not here (a robot, ros2_control, rosbag2).
+# Every `ros2 …` line of the code blocks of the README and docs/*.md: tested here (the test's name)
+# or an example that needs what is not here (a robot, ros2_control, rosbag2).
 README_LINES = {
     "ros2 launch rnea_ros inverse_dynamics.launch.py urdf_file:=": "test_launch_with_urdf_file",
     "ros2 launch rnea_ros demo.launch.py": "test_demo_launch_prints_its_table",

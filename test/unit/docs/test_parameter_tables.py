@@ -30,15 +30,17 @@ def test_every_node_table_on_the_page_is_its_schemas() -> None:
     gen = generator()
     page = gen.page_tables(gen.PAGE.read_text())
     expected = gen.tables()
-    assert {"inverse_dynamics", "trajectory_feedforward", "multisine_trajectory", "mujoco_sim"} <= set(expected)
+    nodes = {"inverse_dynamics", "trajectory_feedforward", "multisine_trajectory", "mujoco_sim"}
+    assert nodes <= set(expected)
     assert set(page) == set(expected)
     for node, table in expected.items():
-        assert page[node] == table, f"docs/nodes.md: the {node} table differs; run python docs/parameter_tables.py"
+        assert page[node] == table, f"the {node} table differs; run python docs/parameter_tables.py"
     assert gen.main(["--check"]) == 0
 
 
 def test_the_inverse_dynamics_table_lists_every_parameter_with_its_default() -> None:
-    rows = generator().page_tables((ROOT / "docs" / "nodes.md").read_text())["inverse_dynamics"].splitlines()[2:]
+    page = generator().page_tables((ROOT / "docs" / "nodes.md").read_text())
+    rows = page["inverse_dynamics"].splitlines()[2:]
     names = [row.split("`")[1] for row in rows]
     assert names == list(INVERSE_DYNAMICS)
     effort_limit_scale = next(row for row in rows if row.startswith("| `effort_limit_scale` |"))
