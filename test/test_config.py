@@ -239,12 +239,6 @@ def test_node_runs_on_the_config_files(tmp_path) -> None:
     assert proc.returncode == 0 and "Traceback" not in output, output
 
 
-def test_readme_parameter_table_is_the_schema() -> None:
-    from rnea_ros.ros.schema import markdown_table
-
-    assert markdown_table(SPECS) in (ROOT / "README.md").read_text()
-
-
 def test_excitation_config_is_valid_and_is_what_the_mismatch_demo_records() -> None:
     from rnea_ros.nodes.multisine_trajectory import MULTISINE
     from rnea_ros.ros.schema import validate
