@@ -299,7 +299,7 @@ def gravity_torques(
     tau = _out(out, q.shape)
     tree = model.kernel_tree()
     if HAVE_NUMBA:
-        kernel = c.GRAVITY if q.ndim == 1 else c.GRAVITY_BATCH
+        kernel = c.GRAVITY_TORQUES if q.ndim == 1 else c.GRAVITY_BATCH
         status = kernel.call(tree, q, g, ws, tau)
     else:
         status = k.OK
@@ -307,7 +307,7 @@ def gravity_torques(
         t = [0.0] * n
         rows = tau.reshape(-1, n)
         for row, (qi,) in enumerate(_rows(q)):
-            status |= c.GRAVITY.call(tree, qi, gl, ws, t)
+            status |= c.GRAVITY_TORQUES.call(tree, qi, gl, ws, t)
             rows[row] = t
     _check(status, {"q": q, "gravity": g})
     return tau

@@ -30,7 +30,6 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Bool, Header
 
 from rnea_ros.errors import ParameterError
-from rnea_ros.estimation.momentum import OBSERVER_KERNELS
 from rnea_ros.estimation.observer import MomentumObserver, TipWrench
 from rnea_ros.model.robot_model import RobotModel
 from rnea_ros.nodes.inverse_dynamics.runtime import Runtime, friction_of
@@ -74,12 +73,9 @@ def check(params: dict, model: RobotModel | None, n_outputs: int | None) -> None
 class ContactMonitor:
     """The node's contact outputs; `cycle` once per command, `status` for diagnostics."""
 
-    def __init__(self, node: Node, enabled: bool) -> None:
-        """`enabled` at start-up: compile (or load) the observer's kernels now, not in a cycle
-        (enabled later, the first cycle does it once)."""
-        if enabled:
-            for kernel in OBSERVER_KERNELS:
-                kernel.compile()
+    def __init__(self, node: Node) -> None:
+        """The observer's kernels are compiled with all the others by the node's `prepare_kernels`,
+        before any cycle."""
         self._node = node
         self._log = ThrottledLog(node)
         self._pubs: tuple | None = None  # created when first enabled

@@ -91,7 +91,7 @@ class InverseDynamicsNode(Node):
         self._log = ThrottledLog(self)
         self._guard_trips_logged = 0
         self.stats = CycleStats()
-        self._contact = contact.ContactMonitor(self, self._params["observer.enabled"])
+        self._contact = contact.ContactMonitor(self)
         self.add_pre_set_parameters_callback(parameters.as_schema_types(parameters.INVERSE_DYNAMICS))
         self.add_on_set_parameters_callback(self._on_set_parameters)
         self.add_post_set_parameters_callback(self._guard("parameters", self._on_parameters_set))
