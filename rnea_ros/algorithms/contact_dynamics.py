@@ -54,14 +54,16 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
 
 import numpy as np
 import numpy.typing as npt
-import quadprog
+import quadprog  # type: ignore[import-not-found]  # a C extension without stubs
 
+from rnea_ros.algorithms.dynamics import GRAVITY, jacobian, link_pose, mass_matrix, nonlinear_effects
 from rnea_ros.errors import RneaError
+from rnea_ros.model.robot_model import RobotModel
 
 __all__ = [
     "CONTACT_KINDS",
@@ -70,6 +72,8 @@ __all__ = [
     "ContactQP",
     "ContactSolution",
     "ContactStatus",
+    "ROOT_ROWS",
+    "contact_inverse_dynamics",
     "contact_qp",
     "solve_contact_forces",
     "solve_qp",
@@ -78,6 +82,7 @@ __all__ = [
 CONTACT_KINDS = ("point", "6d")
 RELAX_WEIGHT = 1e6  # ρ, weight of the base-row residual when no admissible f exists
 CORNER_REGULARISATION = 1e-6  # ε on the corner forces of 6-D contacts
+ROOT_ROWS = {"floating": 6, "planar": 3}  # unactuated leading rows of v per root joint
 EQUALITY_RTOL = 1e-9  # base rows outside the span of the contact Jacobians, relative to ‖b‖∞
 
 
@@ -303,7 +308,7 @@ def contact_qp(
             w[i + 3 : i + 6] = c.moment_weight
         i += c.rows
         j += nvar
-    ju = np.concatenate([np.asarray(jb) for jb in jacobians_base], axis=0) if contacts else np.zeros((0, n_base))
+    ju = np.concatenate(list(jacobians_base), axis=0) if contacts else np.zeros((0, n_base))
     a_base = ju.T @ t  # (n_base, nx): base rows of J_cᵀ f
     h = t.T @ (w[:, None] * t) + np.diag(reg)
     g = np.zeros(nx)
@@ -329,7 +334,9 @@ def _independent_rows(a: np.ndarray, b: np.ndarray, scale: float) -> tuple[np.nd
     return vt[:r], (ur.T @ b) / s[:r], float(np.max(np.abs(outside), initial=0.0)) / scale
 
 
-def solve_qp(qp: ContactQP, a_eq: np.ndarray | None = None, b_eq: np.ndarray | None = None) -> np.ndarray | None:
+def solve_qp(
+    qp: ContactQP, a_eq: np.ndarray | None = None, b_eq: np.ndarray | None = None
+) -> np.ndarray | None:
     """x of the program with quadprog (equality rows a_eq, b_eq in place of qp.A, qp.b when
     given); None when it is infeasible."""
     a = qp.A if a_eq is None else a_eq
@@ -439,3 +446,44 @@ def _admissible_point(contacts: Sequence[Contact], nx: int) -> np.ndarray:
             x[j : j + 3] = c.min_normal_force * c.axes[:, 2]
             j += c.rows
     return x
+
+
+def contact_inverse_dynamics(
+    model: RobotModel,
+    q: npt.ArrayLike,
+    v: npt.ArrayLike,
+    a: npt.ArrayLike,
+    contacts: Sequence[Contact],
+    *,
+    gravity: npt.ArrayLike = GRAVITY,
+) -> ContactSolution:
+    """solve_contact_forces on a RobotModel with a floating or planar root joint.
+
+    q (nq), v and a (nv) in Pinocchio's layout; M = mass_matrix(model, q), h =
+    nonlinear_effects(model, q, v, gravity=gravity), and each contact's rows from
+    jacobian(model, q, link) (6×nv, world axes, about the link origin, linear first): the first 3
+    for a point, all 6 for a 6d contact, so normals and tangents are in world axes. A 6d contact
+    with half_extents and no tangent takes its link's x axis (link_pose) as the rectangle's t₁.
+    RneaError for a fixed root (no unactuated rows: the contact forces are not determined)."""
+    root = getattr(model, "root_joint", "fixed")
+    n_base = ROOT_ROWS.get(root)
+    if n_base is None:
+        raise RneaError(
+            f"contact inverse dynamics needs a floating or planar root joint, the model's is '{root}'"
+        )
+    jacs = []
+    placed = []
+    for c in contacts:
+        if not isinstance(c, Contact):
+            raise RneaError(f"contacts must be Contact objects, got {type(c).__name__}")
+        if c.link not in model.link_frames:
+            raise ContactError(c.link, "not a link of the model")
+        jac = jacobian(model, q, c.link)
+        jacs.append(jac[:3] if c.kind == "point" else jac)
+        if c.corners and c.tangent is None:
+            rot = link_pose(model, q, c.link)[0]
+            c = replace(c, tangent=(float(rot[0, 0]), float(rot[1, 0]), float(rot[2, 0])))
+        placed.append(c)
+    m = mass_matrix(model, q)
+    h = nonlinear_effects(model, q, v, gravity=gravity)
+    return solve_contact_forces(m, h, a, placed, jacs, n_base=n_base)
