@@ -253,7 +253,7 @@ def test_single_point_foot_is_infeasible(solo: Robot) -> None:
     mm, h, jacs, _ = solo.problem(q, v, a, contacts)
     sol = solve_contact_forces(mm, h, a, contacts, jacs)
     assert sol.status is ContactStatus.INFEASIBLE
-    assert np.all(np.isfinite(sol.f)) and np.all(np.isfinite(sol.tau)) and np.all(np.isfinite(sol.base_residual))
+    assert all(np.all(np.isfinite(x)) for x in (sol.f, sol.tau, sol.base_residual))
     check_point_cone(contacts[0], sol.forces[0], tol=1e-7)
     # least violating: the least-squares force on the base rows (inside the cone here)
     b = (mm @ a + h)[:6]
