@@ -271,43 +271,32 @@ def contact_qp(
     n_base = b_base.shape[0]
     m = sum(c.rows for c in contacts)
     nx = sum(16 if c.corners else c.rows for c in contacts)
+    nc = sum((16 if c.corners else c.cone.shape[0]) + 1 for c in contacts)
     t = np.zeros((m, nx))
-    w = np.zeros(m)
+    w = np.ones(m)
     reg = np.zeros(nx)
-    c_rows: list[np.ndarray] = []
-    d_rows: list[float] = []
-    i = j = 0
+    cm = np.zeros((nc, nx))  # C x ≤ d: cone rows then the minimum normal force, per contact
+    d = np.zeros(nc)
+    i = j = k = 0
     for c in contacts:
-        n = c.axes[:, 2]
         if c.corners:
             t[i : i + 6, j : j + 16] = c.cone
             reg[j : j + 16] = CORNER_REGULARISATION
-            nonneg = np.zeros((16, nx))
-            nonneg[:, j : j + 16] = -np.eye(16)
-            c_rows.extend(nonneg)
-            d_rows.extend([0.0] * 16)
-            normal = np.zeros(nx)
-            normal[j : j + 16] = -1.0  # f·n = Σ λ (unit-normal edges)
-            c_rows.append(normal)
-            d_rows.append(-c.min_normal_force)
-            nvar = 16
+            cm[k : k + 16, j : j + 16] = -np.eye(16)  # λ ≥ 0
+            cm[k + 16, j : j + 16] = -1.0  # f·n = Σ λ (unit-normal edges)
+            nvar, ncone = 16, 16
         else:
             t[i : i + c.rows, j : j + c.rows] = np.eye(c.rows)
-            pyr = c.cone
-            block = np.zeros((pyr.shape[0], nx))
-            block[:, j : j + 3] = pyr
-            c_rows.extend(block)
-            d_rows.extend([0.0] * pyr.shape[0])
-            normal = np.zeros(nx)
-            normal[j : j + 3] = -n
-            c_rows.append(normal)
-            d_rows.append(-c.min_normal_force)
+            ncone = c.cone.shape[0]
+            cm[k : k + ncone, j : j + 3] = c.cone
+            cm[k + ncone, j : j + 3] = -c.axes[:, 2]
             nvar = c.rows
-        w[i : i + 3] = 1.0
+        d[k + ncone] = -c.min_normal_force
         if c.rows == 6:
             w[i + 3 : i + 6] = c.moment_weight
         i += c.rows
         j += nvar
+        k += ncone + 1
     ju = np.concatenate(list(jacobians_base), axis=0) if contacts else np.zeros((0, n_base))
     a_base = ju.T @ t  # (n_base, nx): base rows of J_cᵀ f
     h = t.T @ (w[:, None] * t) + np.diag(reg)
@@ -318,8 +307,7 @@ def contact_qp(
         a_eq, b_eq = np.zeros((0, nx)), np.zeros(0)
     else:
         a_eq, b_eq = a_base, b_base
-    cm = np.array(c_rows) if c_rows else np.zeros((0, nx))
-    return ContactQP(H=0.5 * (h + h.T), g=g, A=a_eq, b=b_eq, C=cm, d=np.array(d_rows), T=t)
+    return ContactQP(H=0.5 * (h + h.T), g=g, A=a_eq, b=b_eq, C=cm, d=d, T=t)
 
 
 def _independent_rows(a: np.ndarray, b: np.ndarray, scale: float) -> tuple[np.ndarray, np.ndarray, float]:
