@@ -71,7 +71,9 @@ def cases() -> list[tuple[str, tuple]]:
     out = []
     rng = np.random.default_rng(0)
     solo, q_solo = robot("solo_description/robots/solo12.urdf", "solo_description/srdf/solo.srdf", "standing")
-    talos, q_talos = robot("talos_data/robots/talos_reduced.urdf", "talos_data/srdf/talos.srdf", "half_sitting")
+    talos, q_talos = robot(
+        "talos_data/robots/talos_reduced.urdf", "talos_data/srdf/talos.srdf", "half_sitting"
+    )
     feet = ("FL_FOOT", "FR_FOOT", "HL_FOOT", "HR_FOOT")
     soles = ("left_sole_link", "right_sole_link")
     for label, model, q, frames, kind, sv, sa in (
