@@ -30,6 +30,7 @@ TARGET_RATIO × PD alone's, and no fall.
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import sys
 import time
@@ -51,6 +52,8 @@ FALL_TILT = 0.5  # rad
 SQUAT_DEPTH = 0.05  # m
 SQUAT_PERIOD = 2.0  # s
 SOLE_HALF_EXTENTS = (0.1, 0.06)  # m, TALOS sole rectangle along the sole's x and y axes
+KD_STEP = 0.2  # bound of Kd dt / I
+KP_STEP = 0.02  # bound of Kp dt² / I
 FIGURES = ("height_drift", "tilt_drift", "joint_rms")
 
 
@@ -78,13 +81,17 @@ class Robot:
             for f in self.feet
         ]
 
-    def gain_arrays(self, joint_names: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    def gain_arrays(
+        self, joint_names: Sequence[str], inertia: np.ndarray, dt: float
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Kp, Kd per joint, bounded for a loop closed once per time step `dt` with explicit
+        efforts: Kd ≤ KD_STEP I / dt and Kp ≤ KP_STEP I / dt², I the joint's diagonal of M."""
         kp, kd = np.full(len(joint_names), self.kp), np.full(len(joint_names), self.kd)
         for i, name in enumerate(joint_names):
             for prefix, (p, d) in self.gains.items():
                 if name.startswith(prefix):
                     kp[i], kd[i] = p, d
-        return kp, kd
+        return np.minimum(kp, KP_STEP * inertia / dt**2), np.minimum(kd, KD_STEP * inertia / dt)
 
 
 SOLO12 = Robot(
@@ -113,31 +120,45 @@ TALOS = Robot(
         "leg_right_3_joint": -0.411354, "leg_right_4_joint": 0.859395, "leg_right_5_joint": -0.448041,
         "leg_right_6_joint": -0.001708,
         "torso_2_joint": 0.006761,
+        "gripper_left_joint": -0.1, "gripper_right_joint": -0.1,  # off their limit at 0
     },  # fmt: skip
-    kp=300.0,
-    kd=10.0,
+    kp=2000.0,
+    kd=40.0,
+    gains={"arm_": (300.0, 5.0), "head_": (100.0, 2.0), "gripper_": (50.0, 0.5)},
 )
 
 
 class ContactLaw:
-    """τ_id(q, v, a): the actuated efforts of contact-consistent inverse dynamics for `contacts`
-    (Pinocchio's free-flyer layout)."""
+    """τ_id(q, v, a): the actuated efforts of contact-consistent inverse dynamics for `contacts`,
+    q, v, a and τ with the joints in `joint_names` order (the simulator's), Pinocchio's free-flyer
+    layout; the model's own joint order may differ (permuted here)."""
 
     def __init__(self, urdf: str, contacts: Sequence[Contact], joint_names: Sequence[str]) -> None:
         self.contacts = list(contacts)
-        self._solve = _pinocchio_stand_in(urdf, self.contacts, joint_names)
+        model_names, self._solve = _pinocchio_stand_in(urdf, self.contacts)
+        missing = sorted(set(joint_names) ^ set(model_names))
+        if missing:
+            raise ValueError(f"joints of the simulator and the model differ: {missing}")
+        self.order = np.array([list(joint_names).index(j) for j in model_names])  # model i ← sim order[i]
+        self.q_order = np.concatenate([np.arange(7), 7 + self.order])
+        self.v_order = np.concatenate([np.arange(6), 6 + self.order])
         self.infeasible = 0  # cycles with ContactStatus.INFEASIBLE
+        self.last: ContactSolution | None = None
 
-    def __call__(self, q: np.ndarray, v: np.ndarray, a: np.ndarray) -> ContactSolution:
-        sol = self._solve(q, v, a)
+    def __call__(self, q: np.ndarray, v: np.ndarray, a: np.ndarray) -> np.ndarray:
+        """τ_id (n) in the simulator's joint order."""
+        sol = self._solve(q[self.q_order], v[self.v_order], a[self.v_order])
+        self.last = sol
         if sol.status is ContactStatus.INFEASIBLE:
             self.infeasible += 1
-        return sol
+        tau = np.empty_like(sol.tau)
+        tau[self.order] = sol.tau
+        return tau
 
 
 def _pinocchio_stand_in(
-    urdf: str, contacts: Sequence[Contact], joint_names: Sequence[str]
-) -> Callable[[np.ndarray, np.ndarray, np.ndarray], ContactSolution]:
+    urdf: str, contacts: Sequence[Contact]
+) -> tuple[list[str], Callable[[np.ndarray, np.ndarray, np.ndarray], ContactSolution]]:
     """TEMPORARY: M, h and the contact Jacobians from Pinocchio until RobotModel has a floating
     root; the forces and efforts from the package's solve_contact_forces."""
     from dataclasses import replace
@@ -147,8 +168,6 @@ def _pinocchio_stand_in(
     model = pin.buildModelFromXML(urdf, pin.JointModelFreeFlyer())
     data = model.createData()
     names = [model.names[j] for j in range(2, model.njoints)]
-    if list(names) != list(joint_names):
-        raise RuntimeError(f"joint order differs: {names} vs {joint_names}")
     frames = [model.getFrameId(c.link) for c in contacts]
 
     def solve(q: np.ndarray, v: np.ndarray, a: np.ndarray) -> ContactSolution:
@@ -167,7 +186,7 @@ def _pinocchio_stand_in(
             placed.append(c)
         return solve_contact_forces(m, h, a, placed, jacs, n_base=6)
 
-    return solve
+    return names, solve
 
 
 @dataclass
@@ -241,6 +260,8 @@ class Run:
     tilt: np.ndarray
     error: np.ndarray
     infeasible: int = 0
+    normal_sim: np.ndarray | None = None  # per foot, MuJoCo's floor normal force at the end (N)
+    normal_law: np.ndarray | None = None  # per foot, the law's f·n at the last cycle (N)
 
     @property
     def height_drift(self) -> float:
@@ -272,8 +293,8 @@ def quaternion_matrix(xyzw: np.ndarray) -> np.ndarray:
 
 def simulate(scene: LeggedScene, robot: Robot, traj: Trajectory, law: ContactLaw | None) -> Run:
     """Follow `traj` from its first state with the joint PD, plus τ_id when `law` is given."""
-    kp, kd = robot.gain_arrays(scene.joint_names)
     scene.reset(traj.q[0, 7:])
+    kp, kd = robot.gain_arrays(scene.joint_names, scene.joint_inertia(), scene.timestep)
     steps = traj.t.shape[0] - 1
     n = scene.n
     z, tilt, err = np.zeros(steps + 1), np.zeros(steps + 1), np.zeros((steps + 1, n))
@@ -287,10 +308,13 @@ def simulate(scene: LeggedScene, robot: Robot, traj: Trajectory, law: ContactLaw
             break
         tau = kp * err[k] + kd * (traj.v[k, 6:] - v[6:])
         if law is not None:
-            tau = tau + law(q, v, traj.a[k]).tau
+            tau = tau + law(q, v, traj.a[k])
         scene.step(tau)
-    infeasible = (law.infeasible - infeasible_before) if law is not None else 0
-    return Run(traj.t, z, traj.q[:, 2].copy(), tilt, err, infeasible)
+    run = Run(traj.t, z, traj.q[:, 2].copy(), tilt, err, normal_sim=scene.contact_normal_forces())
+    if law is not None and law.last is not None:
+        run.infeasible = law.infeasible - infeasible_before
+        run.normal_law = np.array([f[2] for f in law.last.forces])  # world z: the floor's normal
+    return run
 
 
 def run_demo(robot: Robot, stand: float, squat_time: float = 0.0) -> dict[str, tuple[Run, Run]]:
@@ -382,7 +406,25 @@ def argument_parser(kind: str) -> argparse.ArgumentParser:
         )
     parser.add_argument("--out", default="out", help="directory of the plot (default ./out)")
     parser.add_argument("--headless", "--no-plot", dest="plot", action="store_false", help="no PNG")
+    parser.add_argument("--json", help="also write the figures to this JSON file")
     return parser
+
+
+def figures(runs: dict[str, tuple[Run, Run]]) -> dict:
+    """The table's numbers as a dict: run → controller ("pd", "law") → figure, plus the final
+    normal forces per foot (N) of the simulator and of the law."""
+    out: dict = {}
+    for name, (pd, law) in runs.items():
+        out[name] = {}
+        for label, r in (("pd", pd), ("law", law)):
+            entry = {f: getattr(r, f) for f in FIGURES}
+            entry["fell"] = r.fell
+            entry["infeasible"] = r.infeasible
+            entry["normal_sim"] = None if r.normal_sim is None else r.normal_sim.tolist()
+            entry["normal_law"] = None if r.normal_law is None else r.normal_law.tolist()
+            out[name][label] = entry
+        out[name]["met"] = met(pd, law)
+    return out
 
 
 def main(kind: str, argv: list[str] | None = None) -> int:
@@ -395,6 +437,16 @@ def main(kind: str, argv: list[str] | None = None) -> int:
     print(table(runs))
     infeasible = sum(law.infeasible for _, law in runs.values())
     print(f"cycles without admissible contact forces: {infeasible}")
+    stand_law = runs["stand"][1]
+    if stand_law.normal_law is not None and stand_law.normal_sim is not None:
+        print(
+            "standing, normal force per foot (N): law "
+            + ", ".join(f"{x:.1f}" for x in stand_law.normal_law)
+            + "; MuJoCo "
+            + ", ".join(f"{x:.1f}" for x in stand_law.normal_sim)
+        )
+    if args.json:
+        Path(args.json).write_text(json.dumps(figures(runs), indent=1))
     print(f"({time.monotonic() - start:.0f} s wall clock)")
     if args.plot:
         Path(args.out).mkdir(parents=True, exist_ok=True)

@@ -158,6 +158,12 @@ class LeggedScene:
         mujoco.mj_forward(m, d)
         return self.q
 
+    def joint_inertia(self) -> np.ndarray:
+        """The joints' diagonal entries of MuJoCo's M (n, kg m² or kg) at the current state."""
+        full = np.zeros((self.nv, self.nv))
+        mujoco.mj_fullM(self.model, self.data, full)
+        return np.diag(full)[6:].copy()
+
     def step(self, tau: np.ndarray) -> None:
         """One time step with joint efforts `tau` (n, N m) held over it."""
         self.data.ctrl[:] = tau
