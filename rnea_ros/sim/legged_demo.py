@@ -99,9 +99,19 @@ SOLO12 = Robot(
     urdf_path="solo_description/robots/solo12.urdf",
     feet=tuple(Foot(f"{leg}_FOOT") for leg in ("FL", "FR", "HL", "HR")),
     posture={
-        "FL_HAA": 0.1, "FL_HFE": 0.8, "FL_KFE": -1.6, "FR_HAA": -0.1, "FR_HFE": 0.8, "FR_KFE": -1.6,
-        "HL_HAA": 0.1, "HL_HFE": -0.8, "HL_KFE": 1.6, "HR_HAA": -0.1, "HR_HFE": -0.8, "HR_KFE": 1.6,
-    },  # fmt: skip
+        "FL_HAA": 0.1,
+        "FL_HFE": 0.8,
+        "FL_KFE": -1.6,
+        "FR_HAA": -0.1,
+        "FR_HFE": 0.8,
+        "FR_KFE": -1.6,
+        "HL_HAA": 0.1,
+        "HL_HFE": -0.8,
+        "HL_KFE": 1.6,
+        "HR_HAA": -0.1,
+        "HR_HFE": -0.8,
+        "HR_KFE": 1.6,
+    },
     kp=3.0,
     kd=0.1,
 )
@@ -111,17 +121,28 @@ TALOS = Robot(
     urdf_path="talos_data/robots/talos_reduced.urdf",
     feet=(Foot("left_sole_link", SOLE_HALF_EXTENTS), Foot("right_sole_link", SOLE_HALF_EXTENTS)),
     posture={
-        "arm_left_1_joint": 0.25847, "arm_left_2_joint": 0.173046, "arm_left_3_joint": -0.0002,
-        "arm_left_4_joint": -0.525366, "arm_left_7_joint": 0.1,
-        "arm_right_1_joint": -0.25847, "arm_right_2_joint": -0.173046, "arm_right_3_joint": 0.0002,
-        "arm_right_4_joint": -0.525366, "arm_right_7_joint": 0.1,
-        "leg_left_3_joint": -0.411354, "leg_left_4_joint": 0.859395, "leg_left_5_joint": -0.448041,
+        "arm_left_1_joint": 0.25847,
+        "arm_left_2_joint": 0.173046,
+        "arm_left_3_joint": -0.0002,
+        "arm_left_4_joint": -0.525366,
+        "arm_left_7_joint": 0.1,
+        "arm_right_1_joint": -0.25847,
+        "arm_right_2_joint": -0.173046,
+        "arm_right_3_joint": 0.0002,
+        "arm_right_4_joint": -0.525366,
+        "arm_right_7_joint": 0.1,
+        "leg_left_3_joint": -0.411354,
+        "leg_left_4_joint": 0.859395,
+        "leg_left_5_joint": -0.448041,
         "leg_left_6_joint": -0.001708,
-        "leg_right_3_joint": -0.411354, "leg_right_4_joint": 0.859395, "leg_right_5_joint": -0.448041,
+        "leg_right_3_joint": -0.411354,
+        "leg_right_4_joint": 0.859395,
+        "leg_right_5_joint": -0.448041,
         "leg_right_6_joint": -0.001708,
         "torso_2_joint": 0.006761,
-        "gripper_left_joint": -0.1, "gripper_right_joint": -0.1,  # off their limit at 0
-    },  # fmt: skip
+        "gripper_left_joint": -0.1,
+        "gripper_right_joint": -0.1,  # off their limit at 0
+    },
     kp=2000.0,
     kd=40.0,
     gains={"arm_": (300.0, 5.0), "head_": (100.0, 2.0), "gripper_": (50.0, 0.5)},
@@ -163,7 +184,7 @@ def _pinocchio_stand_in(
     root; the forces and efforts from the package's solve_contact_forces."""
     from dataclasses import replace
 
-    import pinocchio as pin  # type: ignore[import-not-found]
+    import pinocchio as pin
 
     model = pin.buildModelFromXML(urdf, pin.JointModelFreeFlyer())
     data = model.createData()
@@ -203,12 +224,21 @@ def standing(q0: np.ndarray, steps: int, dt: float) -> Trajectory:
     """Hold q0 for `steps` steps."""
     nv = q0.shape[0] - 1
     return Trajectory(
-        np.arange(steps + 1) * dt, np.tile(q0, (steps + 1, 1)), np.zeros((steps + 1, nv)), np.zeros((steps + 1, nv))
+        np.arange(steps + 1) * dt,
+        np.tile(q0, (steps + 1, 1)),
+        np.zeros((steps + 1, nv)),
+        np.zeros((steps + 1, nv)),
     )
 
 
 def squat(
-    robot: Robot, joint_names: Sequence[str], q0: np.ndarray, steps: int, dt: float, depth: float, period: float
+    robot: Robot,
+    joint_names: Sequence[str],
+    q0: np.ndarray,
+    steps: int,
+    dt: float,
+    depth: float,
+    period: float,
 ) -> Trajectory:
     """The base (level, x and y fixed) at height z0 − depth (1 − cos 2πt/period) / 2, the feet
     where they are at q0: the joints by Newton's method on the feet positions in the base frame
@@ -231,7 +261,9 @@ def squat(
     for k in range(steps + 1):
         lift = np.array([0.0, 0.0, z0 - z[k]])  # the feet rise in the base frame as the base goes down
         for _ in range(20):
-            err = np.concatenate([target0[i] + lift - link_pose(fixed, x, foot)[1] for i, foot in enumerate(feet)])
+            err = np.concatenate(
+                [target0[i] + lift - link_pose(fixed, x, foot)[1] for i, foot in enumerate(feet)]
+            )
             if float(np.max(np.abs(err))) < 1e-12:
                 break
             jac = np.concatenate([jacobian(fixed, x, foot)[:3] for foot in feet])
@@ -341,7 +373,9 @@ def met(pd: Run, law: Run) -> bool:
 
 def table(runs: dict[str, tuple[Run, Run]]) -> str:
     """Per run and controller: the figures, the law/PD ratios and whether the target is met."""
-    rows = [("run", "controller", "height drift (mm)", "tilt drift (mrad)", "joint RMS (mrad)", "fell")]
+    rows: list[tuple[str, ...]] = [
+        ("run", "controller", "height drift (mm)", "tilt drift (mrad)", "joint RMS (mrad)", "fell")
+    ]
     for name, (pd, law) in runs.items():
         for label, r in (("PD alone", pd), ("PD + contact ID", law)):
             rows.append(

@@ -38,7 +38,9 @@ def _check(out: dict, runs: tuple[str, ...], weight: float) -> None:
 
 def test_quadruped_stands_and_squats_with_contact_inverse_dynamics(tmp_path: Path) -> None:
     out_json = tmp_path / "quadruped.json"
-    code = main(["--quadruped", "--stand", "1.5", "--squat", "2", "--out", str(tmp_path), "--json", str(out_json)])
+    code = main(
+        ["--quadruped", "--stand", "1.5", "--squat", "2", "--out", str(tmp_path), "--json", str(out_json)]
+    )
     out = json.loads(out_json.read_text())
     assert code == 0, out
     _check(out, ("stand", "squat"), LeggedScene(SOLO12.urdf(), SOLO12.feet).mass * G)
