@@ -26,12 +26,13 @@ pytestmark = pytest.mark.unit
 
 G = 9.81
 IMU_XYZ, IMU_RPY = (0.2, -0.1, 0.05), (0.3, -0.5, 1.1)
+INERTIA = '<inertia ixx=".1" iyy=".1" izz=".1" ixy="0" ixz="0" iyz="0"/>'
 URDF = f"""<robot name="deck">
-  <link name="base"><inertial><mass value="5"/><inertia ixx="1" iyy="1" izz="1" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <link name="base"><inertial><mass value="5"/>{INERTIA}</inertial></link>
   <link name="imu_link"/>
-  <link name="arm"><inertial><origin xyz="0 0 0.3"/><mass value="2"/><inertia ixx=".1" iyy=".1" izz=".1" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <link name="arm"><inertial><origin xyz="0 0 0.3"/><mass value="2"/>{INERTIA}</inertial></link>
   <joint name="imu_mount" type="fixed"><parent link="base"/><child link="imu_link"/>
-    <origin xyz="{' '.join(map(str, IMU_XYZ))}" rpy="{' '.join(map(str, IMU_RPY))}"/></joint>
+    <origin xyz="{" ".join(map(str, IMU_XYZ))}" rpy="{" ".join(map(str, IMU_RPY))}"/></joint>
   <joint name="shoulder" type="revolute"><parent link="base"/><child link="arm"/><axis xyz="0 1 0"/>
     <limit lower="-3" upper="3" effort="100" velocity="2"/></joint>
 </robot>"""
@@ -84,7 +85,8 @@ def test_orientation_gives_the_tilted_gravity_whatever_the_mount() -> None:
     r_world_root = rot_y(pitch) @ rot_x(roll)
     expected = r_world_root.T @ np.array([0.0, 0.0, -G])
     # closed form of a roll then a pitch: (g sinθ, −g sinφ cosθ, −g cosφ cosθ)
-    closed = G * np.array([math.sin(pitch), -math.sin(roll) * math.cos(pitch), -math.cos(roll) * math.cos(pitch)])
+    sr, cr, sp, cp = math.sin(roll), math.cos(roll), math.sin(pitch), math.cos(pitch)
+    closed = G * np.array([sp, -sr * cp, -cr * cp])
     assert np.allclose(expected, closed, atol=1e-12)
     for mount in (MOUNT, imu_mount(MODEL, "base")):
         q_world_imu = quat_xyzw(r_world_root @ mount.rotation)
@@ -113,7 +115,7 @@ def mujoco_base() -> tuple[mujoco.MjModel, mujoco.MjData]:
     mujoco.mju_mat2Quat(wxyz, MOUNT.rotation.reshape(9))
     xml = f"""<mujoco><option gravity="0 0 -{G}" timestep="0.001"/><worldbody>
       <body name="base" pos="0 0 1"><freejoint/><geom type="box" size=".3 .2 .1" mass="5"/>
-        <site name="imu" pos="{' '.join(map(str, MOUNT.position))}" quat="{' '.join(map(str, wxyz))}"/>
+        <site name="imu" pos="{" ".join(map(str, MOUNT.position))}" quat="{" ".join(map(str, wxyz))}"/>
       </body></worldbody>
       <sensor><accelerometer site="imu"/><gyro site="imu"/><framequat objtype="site" objname="imu"/></sensor>
     </mujoco>"""
@@ -146,7 +148,8 @@ def test_specific_force_and_orientation_match_mujoco_on_a_tumbling_base(seed: in
     # gravity alone from the orientation
     r_world_base = d.xmat[1].reshape(3, 3)
     orientation = np.array([*wxyz[1:], wxyz[0]])
-    assert np.allclose(gravity_from_orientation(MOUNT, orientation, G), r_world_base.T @ [0, 0, -G], atol=1e-9)
+    tilted = r_world_base.T @ [0, 0, -G]
+    assert np.allclose(gravity_from_orientation(MOUNT, orientation, G), tilted, atol=1e-9)
 
 
 def test_filtered_estimate_tracks_mujoco_on_a_rocking_base_with_alpha_from_the_gyro() -> None:
