@@ -115,6 +115,14 @@ class ImuGravity:
             )
         return estimator.gravity
 
+    def latest(self, params: dict) -> tuple[float, ...]:
+        """The gravity in use now (root frame, m/s²): the newest from ~/imu with an imu source
+        (whatever its age), else (or before the first) the gravity parameter."""
+        est = self._estimator
+        if self.active(params) and est is not None and est.gravity is not None:
+            return tuple(float(x) for x in est.gravity)
+        return tuple(float(x) for x in params["gravity"])
+
     def values(self, params: dict, now_ns: int) -> list[KeyValue]:
         """Diagnostics: the source, the gravity in use (root frame), the IMU link and its age."""
         source = params["gravity_source"]

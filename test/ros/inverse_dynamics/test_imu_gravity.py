@@ -1,17 +1,20 @@
 """The running node with `gravity_source: imu_acceleration | imu_orientation` and ~/imu
 (sensor_msgs/Imu): its efforts against rnea with the IMU's gravity rotated into the root frame,
 and ~/imu's staleness, clock and frame rules (no command on a stale IMU, the reason on
-/diagnostics)."""
+/diagnostics), and the lifecycle node's hold command on deactivate."""
 
 from __future__ import annotations
 
 import math
+import time
 
 import numpy as np
 import pytest
+from lifecycle_msgs.msg import Transition
+from lifecycle_msgs.srv import ChangeState
 from sensor_msgs.msg import Imu
 
-from rnea_ros import RobotModel, rnea
+from rnea_ros import RobotModel, gravity_torques, rnea
 from rnea_ros.model.example_robots import example_urdf_path
 from rnea_ros.testing.rosgraph import FRICTION_OFF, NODE, Driver, start_node, stop
 
@@ -101,6 +104,15 @@ def command_with_imu(d: Driver, msg: Imu) -> np.ndarray | None:
     return d.command_for(d.state(NAMES, Q, QD))
 
 
+def first_command(d: Driver, make_imu) -> np.ndarray:
+    """Publish make_imu() then joint_states until a command comes (the node may be starting)."""
+    for _ in range(60):
+        got = command_with_imu(d, make_imu())
+        if got is not None:
+            return got
+    raise AssertionError(f"no command: {d.latest_diagnostics()}")
+
+
 def quat_xyzw(r: np.ndarray) -> np.ndarray:
     w = 0.5 * math.sqrt(max(1.0 + r[0, 0] + r[1, 1] + r[2, 2], 0.0))
     return np.array(
@@ -114,12 +126,7 @@ def test_acceleration_source_commands_rnea_with_the_rotated_effective_gravity(no
     # a base heaving up at 2.5 m/s² and rolled 6 degrees: g_eff = R_root_world g − a_root
     g_eff = rot(0, math.radians(6)).T @ np.array([0.0, 0.0, -9.81]) - np.array([0.3, 0.0, 2.5])
     f_imu = R_ROOT_IMU.T @ -g_eff  # what the accelerometer reads, imu axes (+up at rest)
-    got = None
-    for _ in range(50):  # the node is starting: until the first command
-        got = command_with_imu(d, imu(d, f=f_imu))
-        if got is not None:
-            break
-    assert got is not None, d.latest_diagnostics()
+    got = first_command(d, lambda: imu(d, f=f_imu))
     assert np.allclose(got, expected(g_eff), atol=1e-9)
     assert not np.allclose(got, expected(np.array([0.0, 0.0, -9.81])), atol=0.5)  # the IMU matters
     # a base spinning about root z at 2 rad/s: the IMU's centripetal acceleration is not the root's
@@ -155,7 +162,7 @@ def test_orientation_source_uses_the_tilt_and_the_gravity_magnitude(node: Driver
 def test_stale_imu_stops_the_commands_with_the_reason(node: Driver) -> None:
     d = node
     f_level = R_ROOT_IMU.T @ np.array([0.0, 0.0, 9.81])
-    assert command_with_imu(d, imu(d, f=f_level)) is not None
+    first_command(d, lambda: imu(d, f=f_level))
     d.spin(TIMEOUT + 0.2)  # the IMU falls silent: joint_states alone get no command
     assert d.no_command_for(d.state(NAMES, Q, QD))
     diag = d.latest_diagnostics()
@@ -206,3 +213,56 @@ def test_parameter_source_ignores_the_imu(node: Driver) -> None:
         assert d.latest_diagnostics()["gravity"] == "0.0000 0.0000 -9.8100"
     finally:
         assert d.set_parameters({"gravity_source": "imu_acceleration"})[0].successful
+
+
+def change_state(d: Driver, transition: int) -> bool:
+    client = d.node.create_client(ChangeState, f"{NODE}/change_state")
+    assert client.wait_for_service(20.0)
+    try:
+        for _ in range(4):  # a first call right after discovery can lose its answer: ask again
+            future = client.call_async(ChangeState.Request(transition=Transition(id=transition)))
+            end = time.monotonic() + 60.0
+            while not future.done() and time.monotonic() < end:
+                d.spin(0.01)
+            if future.done():
+                return future.result().success
+            client.remove_pending_request(future)
+        raise AssertionError("change_state did not answer")
+    finally:
+        d.node.destroy_client(client)
+
+
+def test_lifecycle_hold_on_deactivate_uses_the_imu_gravity(tmp_path) -> None:
+    params = {
+        "robot_description": PANDA,
+        "joints": ARM,
+        "gravity_source": "imu_acceleration",
+        "imu.cutoff_frequency": 0.0,
+        "imu.timeout": TIMEOUT,
+        "joint_states_timeout": TIMEOUT,
+        **FRICTION_OFF,
+    }
+    proc = start_node(tmp_path, params, module="rnea_ros.nodes.inverse_dynamics.lifecycle")
+    d = Driver("imu_lifecycle_driver", dict(zip(MODEL.joint_names, MODEL.effort_limit, strict=True)))
+    imu_pub = d.node.create_publisher(Imu, f"{NODE}/imu", 10)
+    try:
+        assert change_state(d, Transition.TRANSITION_CONFIGURE)
+        assert change_state(d, Transition.TRANSITION_ACTIVATE)
+        g_eff = rot(1, math.radians(8)).T @ np.array([0.0, 0.0, -9.81]) - np.array([0.0, 0.0, 1.5])
+        d.imu = imu_pub  # type: ignore[attr-defined]
+        got = first_command(d, lambda: imu(d, f=R_ROOT_IMU.T @ -g_eff))
+        assert np.allclose(got, expected(g_eff), atol=1e-9)
+        d.spin(0.5)  # answers to earlier tries still on their way
+        before = len(d.commands)
+        assert change_state(d, Transition.TRANSITION_DEACTIVATE)
+        end = time.monotonic() + 5
+        while len(d.commands) == before and time.monotonic() < end:
+            d.spin(0.05)
+        assert len(d.commands) == before + 1
+        hold = gravity_torques(MODEL, Q, gravity=tuple(g_eff))[:7]
+        assert np.allclose(d.commands[-1][1], hold, atol=1e-9)
+        assert not np.allclose(hold, gravity_torques(MODEL, Q)[:7], atol=0.5)  # not the parameter's
+    finally:
+        d.close()
+        output = stop(proc)
+        assert "Traceback" not in output, output
