@@ -108,6 +108,18 @@ class Efforts:
         self._need = np.zeros(n)
         self._mid = np.zeros((3, n))  # q, q̇ and q̈ over the last period
 
+    def set_gravity(self, gravity: np.ndarray) -> None:
+        """Gravity in the root frame (m/s², 3 values) for the next calls, in place of the law's:
+        an effective gravity that follows the base (rnea_ros.estimation.base_gravity)."""
+        g = self._gravity
+        g[0], g[1], g[2] = float(gravity[0]), float(gravity[1]), float(gravity[2])
+        self._g3[:] = g[:3]
+
+    @property
+    def gravity(self) -> np.ndarray:
+        """The gravity the calls use, root frame, m/s² (copy)."""
+        return self._gravity[:3].copy()
+
     @property
     def period(self) -> float:
         """The loop period estimated from the states' times, s (0: unknown yet)."""

@@ -279,10 +279,39 @@ EFFORT_UNIT_PARAMS = (
     ),
 )
 
+# Gravity that follows a moving or tilted base from ~/imu (nodes/inverse_dynamics/base_gravity.py).
+IMU_PARAMS = (
+    Param(
+        "gravity_source",
+        "string",
+        "parameter",
+        "where the root-frame gravity comes from: 'parameter' (gravity), 'imu_orientation' (~/imu "
+        "orientation, |gravity| down the world z axis) or 'imu_acceleration' (~/imu specific force: "
+        "gravity minus the base's acceleration, low-passed)",
+        choices=("parameter", "imu_orientation", "imu_acceleration"),
+    ),
+    Param(
+        "imu.cutoff_frequency",
+        "double",
+        5.0,
+        "cut-off of the first-order low-pass on the imu_acceleration gravity, Hz; 0: unfiltered",
+        bounds=(0.0, 1000.0),
+    ),
+    Param(
+        "imu.timeout",
+        "double",
+        0.1,
+        "with an imu gravity_source, ~/imu older than this (or stamped this far ahead), s, is "
+        "dropped and no command goes out until a fresh one; 0: no age check",
+        bounds=(0.0, 60.0),
+    ),
+)
+
 INVERSE_DYNAMICS = table(
     (
         *MODEL_PARAMS,
         *LAW_PARAMS,
+        *IMU_PARAMS,
         *FEEDBACK_FRICTION_PARAMS,
         Param(
             "feedback.kp",
@@ -476,6 +505,7 @@ def proposed(
 
 
 __all__ = [
+    "IMU_PARAMS",
     "INVERSE_DYNAMICS",
     "LAW_PARAMS",
     "MODEL_PARAMS",

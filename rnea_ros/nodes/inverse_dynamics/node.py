@@ -23,7 +23,7 @@ from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
 from rclpy.publisher import Publisher
 from rclpy.qos import QoSProfile
-from sensor_msgs.msg import JointState
+from sensor_msgs.msg import Imu, JointState
 from std_msgs.msg import Float64, Float64MultiArray, String
 from trajectory_msgs.msg import JointTrajectory
 
@@ -32,6 +32,7 @@ from rnea_ros.control.effort_law import TERMS, compute_efforts
 from rnea_ros.errors import ParameterError, TrajectoryInPastError, URDFError
 from rnea_ros.model.robot_model import RobotModel
 from rnea_ros.nodes.inverse_dynamics import contact
+from rnea_ros.nodes.inverse_dynamics.base_gravity import ImuDrop, ImuGravity
 from rnea_ros.nodes.inverse_dynamics.diagnostics import (
     SCALED,
     CycleStats,
@@ -92,6 +93,7 @@ class InverseDynamicsNode(Node):
         self._guard_trips_logged = 0
         self.stats = CycleStats()
         self._contact = contact.ContactMonitor(self)
+        self._imu = ImuGravity()  # gravity_source imu_*: the gravity from ~/imu
         self.add_pre_set_parameters_callback(parameters.as_schema_types(parameters.INVERSE_DYNAMICS))
         self.add_on_set_parameters_callback(self._on_set_parameters)
         self.add_post_set_parameters_callback(self._guard("parameters", self._on_parameters_set))
@@ -120,6 +122,7 @@ class InverseDynamicsNode(Node):
             COMMAND_QOS,
         )
         self.create_subscription(WrenchStamped, "~/ee_wrench", guard("ee_wrench", self._on_wrench), 10)
+        self.create_subscription(Imu, "~/imu", guard("imu", self._on_imu), JOINT_STATES_QOS)
         self.create_subscription(InertiaStamped, "~/payload", guard("payload", self._on_payload), 10)
         self.create_timer(self._params["diagnostics_period"], guard("diagnostics", self._publish_diagnostics))
         self._listened: list[tuple[str | None, Publisher]] = []  # (term or None for the total, publisher)
@@ -303,6 +306,17 @@ class InverseDynamicsNode(Node):
         self._loaded, self._overrides = replace(loaded, runtime=runtime), overrides
         return True
 
+    def _on_imu(self, msg: Imu) -> None:
+        """The base's IMU, for gravity_source imu_* (base_gravity.py); ignored otherwise."""
+        loaded = self._loaded
+        if loaded is None or not ImuGravity.active(self._params):
+            return
+        try:
+            now_ns = clock_ns(self.get_clock())
+            self._imu.receive(loaded.base, self._params, msg, stamp_ns(msg.header.stamp), now_ns)
+        except ImuDrop as exc:
+            self._drop(exc.reason, str(exc))
+
     def _on_trajectory(self, msg: JointTrajectory) -> None:
         """A trajectory for some model joints, timed as joint_trajectory_controller does (see
         rnea_ros.trajectory.desired_state); an empty one cancels every target."""
@@ -392,6 +406,12 @@ class InverseDynamicsNode(Node):
             return
         q, qd = state
         runtime = loaded.runtime
+        if ImuGravity.active(self._params):  # the base's gravity, fresh, or no command
+            try:
+                runtime.efforts.set_gravity(self._imu.gravity(self._params, now_ns))
+            except ImuDrop as exc:
+                self._drop(exc.reason, str(exc))
+                return
         desired = (q, qd, np.zeros(len(q)))
         driven = np.zeros(len(q), dtype=np.int64)
         if not loaded.desired.idle:
@@ -501,6 +521,7 @@ class InverseDynamicsNode(Node):
         msg = DiagnosticArray()
         msg.header.stamp = now.to_msg()
         msg.status = [self._diagnostic_status(now.nanoseconds)]
+        msg.status[0].values.extend(self._imu.values(self._params, now.nanoseconds))
         if self._params["observer.enabled"]:
             msg.status.append(self._contact.status(self.get_fully_qualified_name()))
         self._diag_pub.publish(msg)
