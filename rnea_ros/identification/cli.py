@@ -34,7 +34,7 @@ from pathlib import Path
 
 import numpy as np
 
-from rnea_ros.errors import URDFError
+from rnea_ros.errors import RneaError, URDFError
 from rnea_ros.identification.bag import read_joint_states
 from rnea_ros.identification.checks import MAX_CONDITION, check
 from rnea_ros.identification.fit import (
@@ -60,7 +60,7 @@ EXIT_BAD_INPUT = 2
 EXIT_WARNINGS = 3
 
 
-class BadInput(Exception):
+class BadInput(RneaError):
     """Input the tool cannot use; the message is printed as one line."""
 
 
