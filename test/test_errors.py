@@ -85,7 +85,8 @@ def _exception_classes() -> dict[str, tuple[str, int, bool]]:
 def test_every_exception_class_of_the_package_is_an_rnea_error() -> None:
     found = _exception_classes()
     # the scan sees the core's and the tools' errors alike
-    assert {"RneaError", "ParameterError", "IllConditionedError", "BadInput", "Refused", "NoAnswer"} <= set(found)
+    expected = {"RneaError", "ParameterError", "IllConditionedError", "BadInput", "Refused", "NoAnswer"}
+    assert expected <= set(found)
     not_rnea = []
     for name, (module, line, top_level) in sorted(found.items()):
         if not top_level:
