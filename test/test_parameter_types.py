@@ -42,7 +42,7 @@ def integer_value(param: Param) -> int | list[int]:
             n = math.ceil(param.bounds[0])
         return n
 
-    return [one(x) for x in param.default] if param.is_array else one(param.default)
+    return [one(x) for x in param.default] if param.type.endswith("_array") else one(param.default)
 
 
 def doubles(schema: dict[str, Param]) -> dict[str, Param]:
