@@ -16,7 +16,8 @@ import yaml
 from rcl_interfaces.msg import ParameterType
 from rcl_interfaces.srv import GetParameters, SetParameters
 
-from rnea_ros.ros.parameters import INVERSE_DYNAMICS, TRAJECTORY_FEEDFORWARD
+from rnea_ros.nodes.inverse_dynamics.params import INVERSE_DYNAMICS
+from rnea_ros.nodes.trajectory_feedforward import TRAJECTORY_FEEDFORWARD
 from rnea_ros.ros.schema import Param
 from rnea_ros.testing.rosgraph import Driver, stop
 

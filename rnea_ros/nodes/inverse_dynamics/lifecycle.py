@@ -103,12 +103,12 @@ class InverseDynamicsLifecycleNode(LifecycleNodeMixin, InverseDynamicsNode):
         if isinstance(state, list):
             self.get_logger().info("deactivated before any complete joint_states: no hold command")
             return
-        runtime, params = loaded.runtime, self._params
-        tau = np.zeros(runtime.model.nv)
+        cycle, params = loaded.cycle, self._params
+        tau = np.zeros(cycle.model.nv)
         if params["compensate.gravity"]:
-            tau = gravity_torques(runtime.model, state[0], gravity=tuple(params["gravity"]))
-        limit = runtime.model.effort_limit * params["effort_limit_scale"]
-        hold = np.clip(tau, -limit, limit)[runtime.output]
+            tau = gravity_torques(cycle.model, state[0], gravity=tuple(params["gravity"]))
+        limit = cycle.model.effort_limit * params["effort_limit_scale"]
+        hold = np.clip(tau, -limit, limit)[cycle.output]
         if not np.all(np.isfinite(hold)):
             return
         self._command.data = hold.tolist()
