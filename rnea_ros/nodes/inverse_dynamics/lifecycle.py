@@ -104,13 +104,13 @@ class InverseDynamicsLifecycleNode(LifecycleNodeMixin, InverseDynamicsNode):
         if isinstance(state, list):
             self.get_logger().info("deactivated before any complete joint_states: no hold command")
             return
-        runtime, params = loaded.runtime, self._params
-        tau = np.zeros(runtime.model.nv)
+        cycle, params = loaded.cycle, self._params
+        tau = np.zeros(cycle.model.nv)
         if params["compensate.gravity"]:
             gravity = self._imu.latest(params)  # gravity_source imu_*: the base's newest
-            tau = gravity_torques(runtime.model, state[0], gravity=gravity)
-        limit = runtime.model.effort_limit * params["effort_limit_scale"]
-        hold = np.clip(tau, -limit, limit)[runtime.output]
+            tau = gravity_torques(cycle.model, state[0], gravity=gravity)
+        limit = cycle.model.effort_limit * params["effort_limit_scale"]
+        hold = np.clip(tau, -limit, limit)[cycle.output]
         if not np.all(np.isfinite(hold)):
             return
         self._command.data = hold.tolist()
