@@ -44,11 +44,11 @@ from rnea_ros.ros import parameters, qos
 from rnea_ros.ros.common import (
     DESCRIPTION_QOS,
     JOINT_STATES_QOS,
+    KernelsInBackground,
     ReusedJointState,
     ThrottledLog,
     clock_ns,
     guarded,
-    prepare_kernels,
     stamp_ns,
     trajectory_points,
 )
@@ -101,7 +101,10 @@ class InverseDynamicsNode(Node):
     def _start(self) -> None:
         """Kernels, publishers, subscriptions, timers and the model: what a running node has.
         ParameterError when the robot_description parameter gives no model."""
-        prepare_kernels(self)  # before any subscription: no cycle compiles
+        # Kernels before any cycle: a warm cache loads within KernelsInBackground's wait; a cold
+        # one compiles on while the node serves its parameters, joint_states unanswered till then.
+        self._kernels = KernelsInBackground(self, self._on_kernels_ready)
+        self._deferred: tuple[str, str] | None = None  # (URDF, source) that waits for the kernels
         self._effort_pub = qos.publisher(self, Float64MultiArray, "~/effort_commands", COMMAND_QOS)
         self._command = Float64MultiArray()
         self._joint_efforts_pub = self.create_publisher(JointState, "~/joint_efforts", 10)
@@ -135,8 +138,13 @@ class InverseDynamicsNode(Node):
             self.create_timer(1.0 / rate, guard("tip_apparent_mass", self._publish_apparent_mass))
 
         if self._params["robot_description"]:  # read-only: a model it cannot give ends start-up
+            xml = self._params["robot_description"]
             try:
-                self._install(self._build(self._params["robot_description"]), "parameter robot_description")
+                if self._kernels.ready:
+                    self._install(self._build(xml), "parameter robot_description")
+                else:  # building the runtime would compile: parsed now, built once the kernels are
+                    self._parse(xml)
+                    self._deferred = (xml, "parameter robot_description")
             except URDFError as exc:
                 raise ParameterError("robot_description", str(exc)) from None
         else:
@@ -163,7 +171,16 @@ class InverseDynamicsNode(Node):
     # --- model -----------------------------------------------------------------------------
 
     def _on_description(self, msg: String) -> None:
+        if not self._kernels.ready:  # building the runtime would compile in this thread
+            self._deferred = (msg.data, "topic robot_description")
+            return
         self._load_description(msg.data, "topic robot_description")
+
+    def _on_kernels_ready(self) -> None:
+        """The kernels compiled in the background (a cold cache): build the model that waited."""
+        if self._deferred is not None:
+            (xml, source), self._deferred = self._deferred, None
+            self._load_description(xml, source)
 
     def _load_description(self, xml: str, source: str) -> None:
         """A description from the topic: installed, or rejected with the previous model kept."""
@@ -180,18 +197,23 @@ class InverseDynamicsNode(Node):
         """The Loaded state of a description with the current parameters (and the message
         overrides it keeps); ValueError naming the link, joint or parameter at fault."""
         params, old = self._params, self._loaded
-        base = RobotModel.from_urdf(
-            xml,
-            root_link=params["root_link"] or None,
-            tip_link=params["tip_link"] or None,
-            strict=params["strict_model"],
-        )
+        base = self._parse(xml)
         runtime, override = self._runtime_for(base, params)
         if old is not None:
             per_joint_parameters_fit(params, old.runtime.output_names, runtime.output_names)
         contact.check(params, runtime.model, len(runtime.output_names))
         cache = JointStateCache(runtime.model, old.cache if old else None)
         return Loaded(base, runtime, cache, DesiredState(runtime.model.nv)), override
+
+    def _parse(self, xml: str) -> RobotModel:
+        """The model of a description with the current parameters; URDFError naming the culprit."""
+        params = self._params
+        return RobotModel.from_urdf(
+            xml,
+            root_link=params["root_link"] or None,
+            tip_link=params["tip_link"] or None,
+            strict=params["strict_model"],
+        )
 
     def _install(self, built: tuple[Loaded, Overrides], source: str) -> None:
         old = self._loaded
@@ -335,6 +357,9 @@ class InverseDynamicsNode(Node):
         now_ns = clock_ns(self.get_clock())
         self.stats.last_receive_ns = now_ns
         loaded = self._loaded
+        if not self._kernels.ready:  # compiling (cold cache): no kernel call in this thread
+            self._not_ready(msg)
+            return
         trigger = None
         while msg is not None:
             if loaded is None:
@@ -345,6 +370,15 @@ class InverseDynamicsNode(Node):
             msg = None if taken is None else taken[0]
         if trigger is not None and loaded is not None:  # a trigger implies a model
             self._command_cycle(loaded, trigger, now_ns, t0)
+
+    def _not_ready(self, msg: JointState | None) -> None:
+        """joint_states while the kernels compile: every queued message taken, none answered."""
+        reason = "kernels_failed" if self._kernels.error else "kernels_compiling"
+        text = self._kernels.error or "the dynamics kernels are still compiling (cold numba cache)"
+        while msg is not None:
+            self._drop(reason, f"{text}: no command")
+            taken = self._joint_states_sub.handle.take_message(JointState, False)
+            msg = None if taken is None else taken[0]
 
     def _merge(self, loaded: Loaded, msg: JointState, now_ns: int) -> bool:
         """Check a joint_states message and store its joints in the cache; whether it should
@@ -467,7 +501,7 @@ class InverseDynamicsNode(Node):
     def _publish_apparent_mass(self) -> None:
         """Apparent mass of tip_link (kg) along its velocity, or the rest direction when still."""
         loaded = self._loaded
-        if loaded is None:
+        if loaded is None or not self._kernels.ready:
             return
         timeout = self._params["joint_states_timeout"]
         now_ns = self.get_clock().now().nanoseconds
