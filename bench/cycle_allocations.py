@@ -86,7 +86,8 @@ def print_lines(callback, msg: JointState, top: int) -> None:
     print(f"\none cycle, bytes allocated (peak) per line of rnea_ros, the {top} largest "
           f"({own} B per line, the tracer's own, taken off; callees outside rnea_ros in their line):")
     for (path, line), size in sorted(charged.items(), key=lambda kv: -kv[1])[:top]:
-        text = open(path).read().splitlines()[line - 1].strip()
+        with open(path) as source:
+            text = source.read().splitlines()[line - 1].strip()
         print(f"  {size:6d} B  {os.path.relpath(path, os.path.dirname(root))}:{line}  {text[:90]}")
 
 

@@ -4,6 +4,7 @@ and `run_node` (start, spin, Ctrl-C/SIGTERM, invalid parameters)."""
 
 from __future__ import annotations
 
+import array
 import gc
 import inspect
 import os
@@ -57,20 +58,41 @@ def clock_ns(clock: Clock) -> int:
 
 class ReusedJointState:
     """One JointState per output, refilled per cycle rather than built (a JointState costs about
-    10 µs to build; publishing serializes it at once, so reuse is safe)."""
+    10 µs to build; publishing serializes it at once, so reuse is safe). Its effort field is one
+    array.array refilled in place through a numpy view: no list or array is built per cycle."""
 
-    __slots__ = ("msg",)
+    __slots__ = ("msg", "values")
 
     def __init__(self) -> None:
         self.msg = JointState()
+        self.values = InPlaceDoubles()
 
     def filled(self, header: Header, names: list[str], effort: np.ndarray) -> JointState:
         msg = self.msg
         msg.header = header
         if msg.name is not names:  # the names change with the model only
             msg.name = names
-        msg.effort = effort.tolist()
+        msg.effort = self.values.filled(effort)
         return msg
+
+
+class InPlaceDoubles:
+    """An array.array('d') (what a message's float64[] field holds) refilled in place from a numpy
+    vector: `filled(values)` copies through a numpy view of its buffer and returns it, allocating
+    only when the length changes. Assign the result to the field (the setter keeps the object)."""
+
+    __slots__ = ("array", "view")
+
+    def __init__(self) -> None:
+        self.array = array.array("d")
+        self.view = np.frombuffer(self.array, dtype=np.float64)
+
+    def filled(self, values: np.ndarray) -> array.array:
+        if len(self.view) != len(values):
+            self.array = array.array("d", bytes(8 * len(values)))
+            self.view = np.frombuffer(self.array, dtype=np.float64)
+        np.copyto(self.view, values)
+        return self.array
 
 
 def set_stamp(stamp: TimeMsg, ns: int) -> None:

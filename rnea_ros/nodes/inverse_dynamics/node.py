@@ -11,6 +11,7 @@ cycle never sees half an update.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -44,6 +45,7 @@ from rnea_ros.ros import parameters, qos
 from rnea_ros.ros.common import (
     DESCRIPTION_QOS,
     JOINT_STATES_QOS,
+    InPlaceDoubles,
     KernelsInBackground,
     ReusedJointState,
     ThrottledLog,
@@ -75,6 +77,16 @@ class Loaded:
     cache: JointStateCache
     desired: DesiredState
     layouts: dict[tuple[str, ...], Layout] = field(default_factory=dict)
+    # q̈_des 0 and no joint driven, without a trajectory: per model, not per cycle (only read;
+    # writable, as numba compiles other signatures for read-only arrays)
+    rest: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    undriven: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+
+    def __post_init__(self) -> None:
+        nv = self.runtime.model.nv
+        if len(self.rest) != nv:
+            object.__setattr__(self, "rest", np.zeros(nv))
+            object.__setattr__(self, "undriven", np.zeros(nv, dtype=np.int64))
 
 
 class InverseDynamicsNode(Node):
@@ -107,6 +119,7 @@ class InverseDynamicsNode(Node):
         self._deferred: tuple[str, str] | None = None  # (URDF, source) that waits for the kernels
         self._effort_pub = qos.publisher(self, Float64MultiArray, "~/effort_commands", COMMAND_QOS)
         self._command = Float64MultiArray()
+        self._command_data = InPlaceDoubles()  # its data, refilled per cycle
         self._joint_efforts_pub = self.create_publisher(JointState, "~/joint_efforts", 10)
         self._term_pubs = {t: self.create_publisher(JointState, f"~/terms/{t}", 10) for t in TERMS}
         self._answers = {t: ReusedJointState() for t in (None, *TERMS)}  # per output, refilled
@@ -407,7 +420,9 @@ class InverseDynamicsNode(Node):
         position = np.asarray(msg.position, dtype=float)
         velocity = np.asarray(msg.velocity, dtype=float) if len(msg.velocity) else None
         for values, what in ((position, "position"), (velocity, "velocity")):
-            if values is not None and not np.isfinite(values[lay.msg_index]).all():
+            if values is None or _all_finite(values):  # nearly always: no gather of the model's joints
+                continue
+            if not np.isfinite(values[lay.msg_index]).all():
                 bad = lay.msg_index[~np.isfinite(values[lay.msg_index])]
                 joint = msg.name[int(bad[0])]
                 self._drop("not_finite", f"joint_states {what} of '{joint}' is NaN or Inf: no command")
@@ -426,8 +441,8 @@ class InverseDynamicsNode(Node):
             return
         q, qd = state
         runtime = loaded.runtime
-        desired = (q, qd, np.zeros(len(q)))
-        driven = np.zeros(len(q), dtype=np.int64)
+        desired = (q, qd, loaded.rest)
+        driven = loaded.undriven
         if not loaded.desired.idle:
             q_d, qd_d, qdd_d, targets = loaded.desired.sample(now_ns, q, qd)
             if np.isfinite(q_d).all() and np.isfinite(qd_d).all() and np.isfinite(qdd_d).all():
@@ -450,7 +465,7 @@ class InverseDynamicsNode(Node):
         total = efforts.total if out is None else efforts.total[out]
         if runtime.units is not None:  # effort_unit: the clamped joint torque in each joint's unit
             total = runtime.units.command(total)
-        self._command.data = total.tolist()
+        self._command.data = self._command_data.filled(total)
         self._effort_pub.publish(self._command)  # first: the robot waits for this one
         names = runtime.output_names
         if self._listened:
@@ -585,6 +600,12 @@ def _trajectory_input(model: RobotModel, msg: JointTrajectory) -> tuple[np.ndarr
             k, j = np.argwhere(~np.isfinite(values))[0]
             raise ValueError(f"point {k}: {what} of '{names[j]}' is NaN or Inf")
     return joints, points
+
+
+def _all_finite(values: np.ndarray) -> bool:
+    """Whether a vector holds no NaN or Inf, without a temporary array (min and max carry NaN;
+    no overflow warning as a sum could give)."""
+    return len(values) == 0 or (math.isfinite(values.max()) and math.isfinite(values.min()))
 
 
 def _checked(params: dict) -> dict:
