@@ -25,7 +25,7 @@ from rclpy.node import Node
 from rclpy.parameter import Parameter
 
 from rnea_ros.algorithms.gearing import EFFORT_UNITS
-from rnea_ros.control.effort_law import COMPENSABLE
+from rnea_ros.control.terms import COMPENSABLE
 from rnea_ros.errors import ParameterError
 from rnea_ros.ros.schema import Param, did_you_mean, table, validate_value
 from rnea_ros.trajectory.efforts import DEFAULT_RESAMPLE_PERIOD

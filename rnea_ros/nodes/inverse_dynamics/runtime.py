@@ -8,7 +8,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from rnea_ros.algorithms.dynamics import link_pose
-from rnea_ros.control.effort_law import COMPENSABLE, EffortLaw, Efforts
+from rnea_ros.control.effort_law import EffortLaw, Efforts
+from rnea_ros.control.terms import COMPENSABLE
 from rnea_ros.errors import ParameterError
 from rnea_ros.friction.compensation import CompensationRules
 from rnea_ros.friction.model import Friction
@@ -35,9 +36,10 @@ class Runtime:
     units: EffortUnits | None = None  # effort_unit of the output joints (None: all joint torque)
 
     def wrenches(self, q: np.ndarray) -> dict[str, np.ndarray] | None:
-        """The wrenches for rnea (root axes), or None when there is none."""
+        """The wrenches of this cycle (root axes) for `compute_efforts`: None when only the
+        law's constant ones (wrench_root) act."""
         if not self.wrench_local:
-            return self.wrench_root
+            return None
         out = dict(self.wrench_root or {})
         for link, local in self.wrench_local:
             rot, _ = link_pose(self.model, q, link)
@@ -201,7 +203,7 @@ def build_runtime(
     joints, output = output_joints(base, params)
     overrides = overrides or NONE
     model = with_armature(with_payload(base, params, overrides), params, output)
-    friction = friction_of(model, params, output)
+    wrench_root, wrench_local = link_wrenches(base, params, overrides)
     gains = {}
     for name in ("feedback.kp", "feedback.kd"):
         value = np.asarray(params[name], dtype=float).reshape(-1)
@@ -222,9 +224,10 @@ def build_runtime(
         ),
         guard_window=params["friction.guard_window"],
         max_phase_lag=params["feedback.max_phase_lag"],
+        friction=friction_of(model, params, output),
+        wrenches=wrench_root,
     )
-    wrench_root, wrench_local = link_wrenches(base, params, overrides)
-    efforts = Efforts(model, friction, law)
+    efforts = Efforts(model, law)
     if previous is not None:
         old, old_params = previous
         friction_params = [n for n in params if n.startswith(FRICTION_STATE_PARAMS)]
