@@ -230,7 +230,7 @@ def compute_efforts(
         if delay is not None:
             loop.delay = update_delay(loop.delay, delay)
     bound = efforts._bounded and t is not None
-    refresh = bound and not abs(t - efforts._minv_t) < REFRESH  # also the first time (NaN)
+    refresh = t is not None and bound and not abs(t - efforts._minv_t) < REFRESH  # also at first (NaN)
     # the guard integrates the period since the previous call if that call left its sample
     run_guard = friction_on and guard.enabled and 0.0 < dt <= 1.0 and loop.sample_t == last_t
     lag = 0.5 * loop.period + loop.delay  # zero-order hold of one period, plus the delay
@@ -246,7 +246,7 @@ def compute_efforts(
         status = k.NOT_FINITE
     except IndexError:  # pure-Python fallback only: wrongly sized input
         status = k.BAD_SIZE
-    if refresh and (status == k.OK or not friction_on or bool(np.isfinite(efforts._mass).all())):
+    if t is not None and refresh and (status == k.OK or not friction_on or np.isfinite(efforts._mass).all()):
         efforts._minv_t = t  # M⁻¹ was refreshed (or failed at this t): next refresh REFRESH s on
     if status == k.BAD_SIZE:
         raise RneaError(f"q, qd and the desired state must have {efforts.model.nv} values each")

@@ -163,7 +163,8 @@ class _Decomposition:
         self.c = static_efforts(model, law, q) if static else zeros
         if "friction" in terms and friction is not None:
             self.b = friction.viscous * qd
-            self.f = np.maximum(friction.coulomb, friction.static) * np.sign(qd)
+            static_level = friction.coulomb if friction.static is None else friction.static
+            self.f = np.maximum(friction.coulomb, static_level) * np.sign(qd)
         else:
             self.b = self.f = zeros
 
