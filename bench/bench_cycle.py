@@ -3,8 +3,9 @@ checkout against a base revision, side by side in one run, with Pinocchio's comp
 the reference and the harness's own overhead (an empty call).
 
 The cycle: Panda and UR5, every model term, friction compensation (feedforward on half the
-joints, bounded feedback on the others, runaway guard), a tip wrench, PD feedback with the
-feedback bound, a new state every 1 ms. The base revision's package is extracted with
+joints, bounded feedback on the others, runaway guard), a constant root-axes tip wrench (passed
+each cycle by the base, as its node did; carried by the EffortLaw here, as the node now does),
+PD feedback with the feedback bound, a new state every 1 ms. The base revision's package is extracted with
 `git archive` into a temporary folder and run in a subprocess per round; rounds alternate
 (base, this, base, this, …) so that a busy machine slows both alike. Medians of per-call times.
 
@@ -47,8 +48,11 @@ for name, tip in (("panda", "panda_hand"), ("ur5", "tool0")):
     friction = Friction(rng.uniform(0.1, 1, n), rng.uniform(0.2, 2, n), 0.02)
     wrench = {tip: rng.normal(size=6)}
     kw = dict(kp=np.full(n, 100.0), kd=np.full(n, 5.0))
-    efforts = el.Efforts(model, el.EffortLaw(**kw, friction=friction)) if one_law else el.Efforts(
-        model, friction, el.EffortLaw(**kw))
+    if one_law:  # the law carries the constant (root-axes) wrench, as the node's does now
+        law = el.EffortLaw(**kw, friction=friction, wrenches=wrench)
+        efforts, cycle_wrench = el.Efforts(model, law), None
+    else:  # the node passed its root-axes wrenches every cycle
+        efforts, cycle_wrench = el.Efforts(model, friction, el.EffortLaw(**kw)), wrench
     driven = (np.arange(n) % 2).astype(np.int64)
     qs = 0.3 * rng.normal(size=(64, n))
     qds = rng.normal(size=(64, n))
@@ -57,7 +61,9 @@ for name, tip in (("panda", "panda_hand"), ("ur5", "tool0")):
     for i in range(calls):
         j = i % 64
         t0 = time.perf_counter()
-        el.compute_efforts(efforts, qs[j], qds[j], desired[j], wrench, driven=driven, t=1e-3 * i, delay=2e-4)
+        el.compute_efforts(
+            efforts, qs[j], qds[j], desired[j], cycle_wrench, driven=driven, t=1e-3 * i, delay=2e-4
+        )
         samples.append(time.perf_counter() - t0)
     out[name] = 1e6 * float(np.median(samples[calls // 10:]))
 print(json.dumps(out))
@@ -112,6 +118,9 @@ def main() -> int:
     parser.add_argument("--base", default="df5012e", help="revision to compare with (git)")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--calls", type=int, default=3000)
+    parser.add_argument(
+        "--base-dir", help="an extracted copy of the base's rnea_ros (warm numba cache) instead"
+    )
     args = parser.parse_args()
     head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
     with tempfile.TemporaryDirectory(prefix="bench_cycle_") as tmp:

@@ -54,10 +54,8 @@ def test_batch_torque_constraint_equals_toppras_own_with_per_point_inverse_dynam
     theirs = toppra.constraint.JointTorqueConstraint(
         inv_dyn, limits, coulomb, toppra.constraint.DiscretizationType.Interpolation
     ).compute_constraint_params(path, grid)
-    terms = {"gravity", "coriolis", "inertia", "wrench"}
-    ours = _torque_constraint(toppra, model, gravity, coulomb, terms, push, limits).compute_constraint_params(
-        path, grid
-    )
+    law = EffortLaw(gravity, frozenset({"gravity", "coriolis", "inertia", "wrench"}), wrenches=push)
+    ours = _torque_constraint(toppra, model, law, coulomb, limits).compute_constraint_params(path, grid)
     for a, b in zip(ours, theirs, strict=True):
         if a is None:
             assert b is None
