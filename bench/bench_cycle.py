@@ -66,6 +66,7 @@ for name, tip in (("panda", "panda_hand"), ("ur5", "tool0")):
         )
         samples.append(time.perf_counter() - t0)
     out[name] = 1e6 * float(np.median(samples[calls // 10:]))
+out["package"] = el.__file__
 print(json.dumps(out))
 """
 
@@ -108,6 +109,7 @@ def run(code: str, path: Path, calls: int) -> dict[str, float]:
         capture_output=True,
         text=True,
         check=True,
+        cwd=env_path,  # `python -c` puts the working folder first on sys.path: the package measured
         env={"PYTHONPATH": env_path, "PATH": "/usr/bin:/bin", "HOME": str(Path.home())},
     )
     return json.loads(result.stdout.strip().splitlines()[-1])
@@ -124,16 +126,21 @@ def main() -> int:
     args = parser.parse_args()
     head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
     with tempfile.TemporaryDirectory(prefix="bench_cycle_") as tmp:
-        archive = subprocess.run(
-            ["git", "archive", args.base, "rnea_ros"], cwd=ROOT, capture_output=True, check=True
-        )
-        subprocess.run(["tar", "-x", "-C", tmp], input=archive.stdout, check=True)
-        paths = {f"base {args.base}": Path(tmp), f"this {head.stdout.strip()}": ROOT}
+        if args.base_dir is None:
+            archive = subprocess.run(
+                ["git", "archive", args.base, "rnea_ros"], cwd=ROOT, capture_output=True, check=True
+            )
+            subprocess.run(["tar", "-x", "-C", tmp], input=archive.stdout, check=True)
+        base = Path(args.base_dir or tmp)
+        paths = {f"base {args.base}": base, f"this {head.stdout.strip()}": ROOT}
         rows: dict[str, list[float]] = {}
         start = time.perf_counter()
         for _ in range(args.rounds):  # interleaved
             for label, path in paths.items():
-                for robot, us in run(CHILD, path, args.calls).items():
+                result = run(CHILD, path, args.calls)
+                if not result.pop("package").startswith(str(path)):
+                    raise SystemExit(f"{label}: the child imported another rnea_ros")
+                for robot, us in result.items():
                     rows.setdefault(f"compute_efforts {robot}, {label}", []).append(us)
             for robot, us in run(REFERENCE, ROOT, args.calls).items():
                 rows.setdefault(
