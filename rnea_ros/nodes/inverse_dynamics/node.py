@@ -30,7 +30,8 @@ from std_msgs.msg import Float64, Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory
 
 from rnea_ros.algorithms.task_space import tip_apparent_mass
-from rnea_ros.control.effort_law import TERMS, compute_efforts
+from rnea_ros.control.effort_law import compute_efforts
+from rnea_ros.control.terms import TERMS
 from rnea_ros.errors import ParameterError, TrajectoryInPastError, URDFError
 from rnea_ros.model.robot_model import RobotModel
 from rnea_ros.nodes.inverse_dynamics import contact
