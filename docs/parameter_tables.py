@@ -24,22 +24,10 @@ BLOCK = re.compile(
 
 
 def node_schemas() -> dict[str, Mapping[str, Any]]:
-    """Node name → its parameter schema: `rnea_ros.ros.parameters.NODE_SCHEMAS` when the package
-    has that mapping, else the schemas where each node declares them."""
-    from rnea_ros.ros import parameters
+    """Node name → its parameter schema (rnea_ros.node_schemas.NODE_SCHEMAS)."""
+    from rnea_ros.node_schemas import NODE_SCHEMAS
 
-    mapping = getattr(parameters, "NODE_SCHEMAS", None)
-    if mapping:
-        return dict(mapping)
-    from rnea_ros.nodes.multisine_trajectory import MULTISINE
-    from rnea_ros.sim.sim_node import SIM
-
-    return {
-        "inverse_dynamics": parameters.INVERSE_DYNAMICS,
-        "trajectory_feedforward": parameters.TRAJECTORY_FEEDFORWARD,
-        "multisine_trajectory": MULTISINE,
-        "mujoco_sim": SIM,
-    }
+    return dict(NODE_SCHEMAS)
 
 
 def tables() -> dict[str, str]:

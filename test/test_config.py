@@ -20,8 +20,8 @@ from std_msgs.msg import Float64MultiArray, String
 
 from rnea_ros import RobotModel
 from rnea_ros.model.example_robots import example_urdf_path
-from rnea_ros.ros.parameters import INVERSE_DYNAMICS as SPECS
-from rnea_ros.ros.parameters import TRAJECTORY_FEEDFORWARD
+from rnea_ros.nodes.inverse_dynamics.params import INVERSE_DYNAMICS as SPECS
+from rnea_ros.nodes.trajectory_feedforward import TRAJECTORY_FEEDFORWARD
 from rnea_ros.testing.rosgraph import Driver, rclpy, stop
 
 pytestmark = pytest.mark.ros

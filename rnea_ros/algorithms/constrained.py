@@ -26,10 +26,9 @@ from rnea_ros.algorithms.dynamics import GRAVITY, mass_matrix, nonlinear_effects
 from rnea_ros.algorithms.task_space import (
     DEFAULT_RCOND,
     IllConditionedError,
-    _check_link,
-    _jacobian_rows,
-    _jdot_qd,
-    _states,
+    finite_states,
+    jacobian_rows,
+    jdot_qd_from_jacobians,
 )
 from rnea_ros.errors import RneaError
 from rnea_ros.model.robot_model import RobotModel
@@ -101,7 +100,7 @@ def constraint_projection(m: npt.ArrayLike, a: npt.ArrayLike) -> np.ndarray:
 def _one_state(model: RobotModel, **named) -> list[np.ndarray]:
     out = []
     for name, value in named.items():
-        x = _states(value, name, model.nv)
+        x = finite_states(value, name, model.nv)
         if x.ndim != 1:
             raise RneaError(f"{name} must have shape ({model.nv},): one state")
         out.append(x)
@@ -126,7 +125,7 @@ def link_constraint(
     stays on the plane) or (k, 6) twist directions [v; ω]; constant in the root frame. A = S J,
     Ȧ q̇ = S J̇ q̇. The link then exerts the wrench Sᵀλ on the constraint (force Σ λ_i n_i for k×3).
     """
-    _check_link(model, link)
+    model.link_frame(link)
     q1, qd1 = _one_state(model, q=q, qd=qd)
     s = np.asarray(directions, dtype=float)
     if s.ndim == 1:
@@ -135,8 +134,8 @@ def link_constraint(
         raise RneaError(f"directions must be finite with shape (k, 3) or (k, 6), got {np.shape(directions)}")
     if s.shape[1] == 3:
         s = np.hstack([s, np.zeros_like(s)])
-    jac = _jacobian_rows(model, q1[None], link, range(6))
-    return s @ jac[0], s @ _jdot_qd(jac, qd1[None])[0]
+    jac = jacobian_rows(model, q1[None], link, range(6))
+    return s @ jac[0], s @ jdot_qd_from_jacobians(jac, qd1[None])[0]
 
 
 def constraint_multipliers(directions: npt.ArrayLike, wrench: npt.ArrayLike) -> np.ndarray:

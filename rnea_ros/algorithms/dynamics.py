@@ -377,11 +377,11 @@ def forward_dynamics(
 
 def link_pose(model: RobotModel, q: npt.ArrayLike, link: str) -> tuple[np.ndarray, np.ndarray]:
     """(rotation 3×3, origin 3 in m) of a link frame in the root frame at one configuration q (n,)."""
-    q = _single(model, q)
+    q = joint_vector(model, q)
     frame = model.link_frame(link)
     if frame.body < 0:
         return frame.rotation.copy(), frame.translation.copy()
-    rot, pos = _poses(model, q)
+    rot, pos = body_poses(model, q)
     r = rot[frame.body]
     return r @ frame.rotation, pos[frame.body] + r @ frame.translation
 
@@ -389,12 +389,12 @@ def link_pose(model: RobotModel, q: npt.ArrayLike, link: str) -> tuple[np.ndarra
 def jacobian(model: RobotModel, q: npt.ArrayLike, link: str) -> np.ndarray:
     """Geometric Jacobian (6×n) of a link origin at one configuration q (n,): root-frame axes,
     linear rows first."""
-    q = _single(model, q)
+    q = joint_vector(model, q)
     frame = model.link_frame(link)
     jac = np.zeros((6, model.nv))
     if frame.body < 0:
         return jac
-    rot, pos = _poses(model, q)
+    rot, pos = body_poses(model, q)
     tip = pos[frame.body] + rot[frame.body] @ frame.translation
     i = frame.body
     while i >= 0:
@@ -510,14 +510,14 @@ def _rows(*arrays: np.ndarray) -> Iterable[tuple[list, ...]]:
     return zip(*(a.tolist() for a in arrays), strict=True)
 
 
-def _single(model: RobotModel, q: npt.ArrayLike) -> np.ndarray:
+def joint_vector(model: RobotModel, q: npt.ArrayLike) -> np.ndarray:
     q = _array(q, "q", model.nv)
     if q.ndim != 1 or not np.all(np.isfinite(q)):
         raise RneaError(f"q must be {model.nv} finite numbers")
     return q
 
 
-def _poses(model: RobotModel, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def body_poses(model: RobotModel, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Rotation (n, 3, 3) and origin (n, 3) of every body in the root frame."""
     n = model.nv
     tree = model.kernel_tree()

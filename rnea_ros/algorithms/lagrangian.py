@@ -26,7 +26,7 @@ from typing import Protocol
 import numpy as np
 import numpy.typing as npt
 
-from rnea_ros.algorithms.dynamics import _poses, _single
+from rnea_ros.algorithms.dynamics import body_poses, joint_vector
 from rnea_ros.compiled import kernels as k
 from rnea_ros.model.robot_model import RobotModel
 
@@ -66,7 +66,7 @@ def _system(model: RobotModel, q: np.ndarray, gearing: Rotors | None) -> tuple[l
     """Per rigid body its spatial inertia at the root origin (6×6) and its chain [(joint j,
     column s_j S_j), ...] from the root (a rotor's own column is the revolute screw about its axis,
     also for a prismatic joint)."""
-    rot, pos = _poses(model, q)
+    rot, pos = body_poses(model, q)
     n = model.nv
     screws = np.zeros((n, 6))
     inertias: list[np.ndarray] = []
@@ -122,7 +122,7 @@ def mass_matrix_partials(
     """(M (n, n), ∂M/∂q (n, n, n) with [k] = ∂M/∂q_k) at one configuration q (n,).
 
     M includes the model's armature diagonal and, with `gearing`, the rotors as bodies."""
-    q = _single(model, q)
+    q = joint_vector(model, q)
     n = model.nv
     inertias, chains = _system(model, q, gearing)
     mass = np.diag(model.armature)
@@ -157,7 +157,7 @@ def coriolis_matrix(
 ) -> np.ndarray:
     """Coriolis matrix C(q, q̇) (n, n) from the Christoffel symbols: C q̇ = c(q, q̇) and
     Ṁ − 2C skew-symmetric."""
-    qd = _single(model, qd)
+    qd = joint_vector(model, qd)
     return christoffel(model, q, gearing) @ qd
 
 
@@ -165,6 +165,6 @@ def mass_matrix_derivative(
     model: RobotModel, q: npt.ArrayLike, qd: npt.ArrayLike, gearing: Rotors | None = None
 ) -> np.ndarray:
     """Ṁ(q, q̇) = Σ_k ∂M/∂q_k q̇_k (n, n)."""
-    qd = _single(model, qd)
+    qd = joint_vector(model, qd)
     _, dm = mass_matrix_partials(model, q, gearing)
     return np.tensordot(qd, dm, axes=(0, 0))

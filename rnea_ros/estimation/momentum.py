@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from rnea_ros.algorithms.dynamics import _single
+from rnea_ros.algorithms.dynamics import joint_vector
 from rnea_ros.compiled import kernels as k
 from rnea_ros.compiled.entry_points import MOMENTUM
 from rnea_ros.errors import RneaError
@@ -43,8 +43,8 @@ def momentum_terms(
     (default: the model's default data); `scratch` (n·12 floats) and `out` (two (n,) float64
     arrays) avoid allocation; RneaError for non-finite input."""
     n = model.nv
-    q = _single(model, q)
-    qd = _single(model, qd)
+    q = joint_vector(model, q)
+    qd = joint_vector(model, qd)
     if scratch is None:
         scratch = np.empty(n * S_STRIDE)
     p, ctqd = (np.empty(n), np.empty(n)) if out is None else out

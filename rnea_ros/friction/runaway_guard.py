@@ -78,14 +78,6 @@ class RunawayGuard:
         """Trips since the last reset."""
         return int(self.clock[k.K_TRIPS])
 
-    def update(self, dt, qd_prev, qd, applied, need, friction, qd_des, driven, mass) -> int:
-        """One period (see `kernels.guard_kernel`); arrays float64 (n,), driven int64 (n,), mass
-        (n*n,)."""
-        if not self.enabled or not 0.0 < dt <= 1.0:
-            return 0
-        state, clock = self.state, self.clock
-        return k.guard_kernel(state, clock, dt, qd_prev, qd, applied, need, friction, qd_des, driven, mass)
-
 
 __all__ = [
     "G_DISSIPATED",

@@ -40,12 +40,12 @@ from rnea_ros.compiled.kernels import (
     PRISMATIC,
 )
 from rnea_ros.errors import RneaError
+from rnea_ros.friction.model import SMOOTHING_VELOCITY
 from rnea_ros.model.robot_model import RobotModel
 
 PER_BODY = 10
 BODY_PARAMETERS = ("m", "mx", "my", "mz", "Ixx", "Ixy", "Iyy", "Ixz", "Iyz", "Izz")
 JOINT_PARAMETERS = ("viscous", "coulomb", "armature")
-SMOOTHING_VELOCITY = 0.01  # rad/s or m/s, the default of Friction and of the node
 # π inertia order (xx, xy, yy, xz, yz, zz) → offsets in a body record (xx, xy, xz, yy, yz, zz)
 _INERTIA_SLOTS = B_INERTIA + np.array([0, 1, 3, 2, 4, 5])
 # π's mass and first moment (m, mx, my, mz) → offsets in a body record

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from rnea_ros.ros.parameters import INVERSE_DYNAMICS
+from rnea_ros.nodes.inverse_dynamics.params import INVERSE_DYNAMICS
 from rnea_ros.ros.schema import markdown_table
 
 pytestmark = pytest.mark.unit
