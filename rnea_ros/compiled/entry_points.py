@@ -93,6 +93,10 @@ JOINT_TRANSFORMS = Kernel(k.joint_transforms, F, FA, F)
 ROOT_ROTATIONS = Kernel(k.root_rotations, F, F)
 # feedforward.compute_efforts calls the dispatcher with these types, which then finds this one
 EFFORT = Kernel(k.effort_kernel, F, F, F, F, F, F, F, I64, F2, I64, F, F, F2)
+# floating and planar roots (tree, root record, ...)
+FLOATING_RNEA = Kernel(k.floating_rnea_kernel, F, F, FA, FA, FA, F, I64, F, F, FA)
+FLOATING_GRAVITY = Kernel(k.floating_gravity_kernel, F, F, FA, F, F, FA)
+FLOATING_MASS_MATRIX = Kernel(k.floating_mass_matrix_kernel, F, F, FA, F, F, F)
 KERNELS = (
     RNEA_PACKED,
     GRAVITY_PACKED,
@@ -110,6 +114,9 @@ KERNELS = (
     JOINT_TRANSFORMS,
     ROOT_ROTATIONS,
     EFFORT,
+    FLOATING_RNEA,
+    FLOATING_GRAVITY,
+    FLOATING_MASS_MATRIX,
 )
 
 
