@@ -5,6 +5,7 @@ it or building a model compiles nothing: `compile_kernels()` compiles every kern
 control process calls it at start-up), else each kernel compiles on its first use.
 """
 
+from rnea_ros.algorithms.configuration import base_placement, difference, integrate, neutral
 from rnea_ros.algorithms.constrained import (
     ConstrainedEfforts,
     constrained_forward_dynamics,
@@ -13,7 +14,6 @@ from rnea_ros.algorithms.constrained import (
     constraint_projection,
     link_constraint,
 )
-from rnea_ros.algorithms.configuration import base_placement, difference, integrate, neutral
 from rnea_ros.algorithms.dynamics import (
     GRAVITY,
     forward_dynamics,

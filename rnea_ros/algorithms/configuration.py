@@ -121,7 +121,9 @@ def _se3_v(w: np.ndarray) -> tuple[np.ndarray, float]:
     if theta < _SMALL:
         return np.eye(3) + 0.5 * k + (k @ k) / 6.0, theta
     t2 = theta * theta
-    return np.eye(3) + (1 - math.cos(theta)) / t2 * k + (theta - math.sin(theta)) / (t2 * theta) * (k @ k), theta
+    return np.eye(3) + (1 - math.cos(theta)) / t2 * k + (theta - math.sin(theta)) / (t2 * theta) * (
+        k @ k
+    ), theta
 
 
 def _se2_v(theta: float) -> np.ndarray:

@@ -35,9 +35,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from rnea_ros.algorithms.configuration import base_placement
 from rnea_ros.compiled import entry_points as c
 from rnea_ros.compiled import kernels as k
-from rnea_ros.algorithms.configuration import base_placement
 from rnea_ros.compiled.jit import HAVE_NUMBA
 from rnea_ros.errors import RneaError, UnknownLinkError
 from rnea_ros.model.data import Data
@@ -624,11 +624,11 @@ def _floating_rnea(
     tau = _out(out, qd.shape)
     tree, root = model.kernel_tree(), model.root_record
     rows = tau.reshape(-1, model.nv)
-    for i, (qi, vi, ai) in enumerate(zip(q.reshape(-1, model.nq), qd.reshape(-1, model.nv), qdd.reshape(-1, model.nv), strict=True)):
-        if HAVE_NUMBA:
-            status = c.FLOATING_RNEA.call(tree, root, qi, vi, ai, g, wb, wd, d.ws, rows[i])
-        else:
-            status = c.FLOATING_RNEA.call(tree, root.tolist(), qi, vi, ai, g.tolist(), wb.tolist(), wd.tolist(), d.ws, rows[i])
+    states = zip(q.reshape(-1, model.nq), qd.reshape(-1, model.nv), qdd.reshape(-1, model.nv), strict=True)
+    args: tuple = (tree, root) if HAVE_NUMBA else (tree, root.tolist())
+    extra: tuple = (g, wb, wd) if HAVE_NUMBA else (g.tolist(), wb.tolist(), wd.tolist())
+    for i, (qi, vi, ai) in enumerate(states):
+        status = c.FLOATING_RNEA.call(*args, qi, vi, ai, *extra, d.ws, rows[i])
         _floating_check(model, status, {"q": q, "qd": qd, "qdd": qdd, "gravity": g, "wrenches": wrenches})
     return tau
 
@@ -639,7 +639,8 @@ def _floating_gravity(
     """gravity_torques of a floating-root model: rnea at rest, the base included (nv)."""
     if _FAST and gravity is GRAVITY and data is None and out is None and _is_vector(q):
         tau = _empty(model.nv)
-        if c.FLOATING_GRAVITY.call(model.kernel_tree(), model.root_record, q, _GRAVITY_ARRAY, model.default_data.ws, tau) == 0:
+        ws = model.default_data.ws
+        if c.FLOATING_GRAVITY.call(model.kernel_tree(), model.root_record, q, _GRAVITY_ARRAY, ws, tau) == 0:
             return tau
     (q,) = _floating_states(model, q=q)
     g = _gravity(gravity)
@@ -695,7 +696,8 @@ def _floating_jacobian(model: RobotModel, q: np.ndarray, link: str) -> np.ndarra
     # the link origin's velocity R (v + ω × r) and the angular velocity R ω, r the origin in the base
     full = np.zeros((6, 6))
     full[:3, :3] = base_rot
-    full[:3, 3:] = -base_rot @ np.array([[0.0, -tip[2], tip[1]], [tip[2], 0.0, -tip[0]], [-tip[1], tip[0], 0.0]])
+    skew = np.array([[0.0, -tip[2], tip[1]], [tip[2], 0.0, -tip[0]], [-tip[1], tip[0], 0.0]])
+    full[:3, 3:] = -base_rot @ skew
     full[3:, 3:] = base_rot
     jac[:, :nv0] = full[:, _BASE_ROWS[nv0]]
     return jac

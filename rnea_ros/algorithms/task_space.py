@@ -212,7 +212,9 @@ def _jdot_qd(jac: np.ndarray, qd: np.ndarray) -> np.ndarray:
 _BASE_ROWS = {6: [0, 1, 2, 3, 4, 5], 3: [0, 1, 5]}  # root_nv → spatial rows of the root velocities
 
 
-def link_jdot_qd(model: RobotModel, q2: np.ndarray, qd2: np.ndarray, link: str, jac: np.ndarray) -> np.ndarray:
+def link_jdot_qd(
+    model: RobotModel, q2: np.ndarray, qd2: np.ndarray, link: str, jac: np.ndarray
+) -> np.ndarray:
     """J̇ q̇ (N, 6) of a link for states q2 (N, nq), qd2 (N, nv) and its Jacobians jac (N, 6, nv).
 
     With a floating root, v_b, ω the base twist (base frame), R the base rotation, r the link
@@ -249,7 +251,7 @@ def jacobian_dot_qd(model: RobotModel, q: npt.ArrayLike, qd: npt.ArrayLike, link
     q2 = _states(q, "q", model.nq)
     qd2 = _states(qd, "qd", model.nv)
     if q2.shape[:-1] != qd2.shape[:-1]:
-        raise RneaError(f"q and qd must be one state or batches of the same length, got {q2.shape}, {qd2.shape}")
+        raise RneaError(f"q and qd must be one state or equal batches, got {q2.shape}, {qd2.shape}")
     single = q2.ndim == 1
     q2, qd2 = np.atleast_2d(q2), np.atleast_2d(qd2)
     out = link_jdot_qd(model, q2, qd2, link, _jacobian_rows(model, q2, link, range(6)))
@@ -325,7 +327,7 @@ def task_space_bias(
     q2 = _states(q, "q", model.nq)
     qd2 = _states(qd, "qd", model.nv)
     if q2.shape[:-1] != qd2.shape[:-1]:
-        raise RneaError(f"q and qd must be one state or batches of the same length, got {q2.shape}, {qd2.shape}")
+        raise RneaError(f"q and qd must be one state or equal batches, got {q2.shape}, {qd2.shape}")
     single = q2.ndim == 1
     q2, qd2 = np.atleast_2d(q2), np.atleast_2d(qd2)
     inv, y, jac = _inverse_inertia(model, q2, link, s)

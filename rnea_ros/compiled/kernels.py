@@ -812,7 +812,9 @@ ROOT_STRIDE = 23
 ROOT_FIXED = 0
 ROOT_FREE = 1
 ROOT_PLANAR = 2
-NOT_UNIT = 4  # status (a bit of its own, as statuses are OR-ed): the base orientation (quaternion, or cos θ, sin θ) is not of unit norm
+# status (a bit of its own, as statuses are OR-ed): the base orientation (quaternion, or cos θ,
+# sin θ) is not of unit norm
+NOT_UNIT = 4
 UNIT_TOL = 1e-6  # on |norm² - 1| of the base orientation
 
 
@@ -1087,7 +1089,13 @@ def floating_gravity_kernel(tree, root, q, gravity, ws, tau):
     n = len(tree) // TREE_STRIDE
     kind = int(root[RT_KIND])
     nq0, nv0 = root_sizes(root)
-    if nv0 == 0 or len(q) != n + nq0 or len(tau) != n + nv0 or len(gravity) != 3 or len(ws) < (n + 1) * WS_STRIDE:
+    if (
+        nv0 == 0
+        or len(q) != n + nq0
+        or len(tau) != n + nv0
+        or len(gravity) != 3
+        or len(ws) < (n + 1) * WS_STRIDE
+    ):
         return BAD_SIZE
     if not base_placement(root, q, ws, n):
         return NOT_UNIT

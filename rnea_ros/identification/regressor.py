@@ -185,7 +185,7 @@ def _states(model: RobotModel, q, qd, qdd) -> tuple[np.ndarray, np.ndarray, np.n
         out.append(np.atleast_2d(a))
     single = np.ndim(q) == 1
     if not (out[0].shape[:-1] == out[1].shape[:-1] == out[2].shape[:-1]):
-        raise RneaError(f"q, qd, qdd must be one state or batches of the same length, got {[a.shape for a in out]}")
+        raise RneaError(f"q, qd, qdd must be one state or equal batches, got {[a.shape for a in out]}")
     return out[0], out[1], out[2], single
 
 

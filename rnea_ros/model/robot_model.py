@@ -336,7 +336,9 @@ def _add_inertia(
     body[b + B_INERTIA : b + B_INERTIA + 6] += i_o[np.triu_indices(3)]  # xx, xy, xz, yy, yz, zz
 
 
-def _root_record(kind: int, rotation: np.ndarray | None = None, translation: np.ndarray | None = None) -> np.ndarray:
+def _root_record(
+    kind: int, rotation: np.ndarray | None = None, translation: np.ndarray | None = None
+) -> np.ndarray:
     """A root record (see `kernels`) with no base inertia yet."""
     rec = np.zeros(ROOT_STRIDE)
     rec[RT_KIND] = kind
@@ -460,7 +462,8 @@ def _build(
     for link in order:
         inertial: Inertial | None = robot.links[link]
         frame = frames[link]
-        if inertial is None or (frame.body < 0 and not root_nv) or inertial.mass == 0.0 and not inertial.inertia.any():
+        massless = inertial is None or inertial.mass == 0.0 and not inertial.inertia.any()
+        if inertial is None or massless or (frame.body < 0 and not root_nv):
             continue
         if inertial.defect is not None:
             if strict:

@@ -32,7 +32,9 @@ IDS = [str(p.relative_to(ROOT)) for p in LOADABLE]
 
 def relerr(x: np.ndarray, ref: np.ndarray) -> float:
     """Largest entry error relative to the largest entry of the reference (at least 1)."""
-    return float(np.max(np.abs(np.asarray(x) - ref), initial=0.0) / max(1.0, float(np.max(np.abs(ref), initial=0.0))))
+    return float(
+        np.max(np.abs(np.asarray(x) - ref), initial=0.0) / max(1.0, float(np.max(np.abs(ref), initial=0.0)))
+    )
 
 
 class FloatingRef:

@@ -65,7 +65,10 @@ def test_every_robot_matches_pinocchio_with_a_moving_root(path, root_joint: str)
         assert relerr(m, ref.mass(q)) <= RTOL
         tau = rng.normal(0, 10, model.nv)
         if np.linalg.cond(m) < 1e8:  # forward dynamics where M is invertible (massless links: not)
-            assert relerr(forward_dynamics(model, q, v, tau, gravity=gravity), ref.aba(q, v, tau, gravity)) <= 1e-7
+            assert (
+                relerr(forward_dynamics(model, q, v, tau, gravity=gravity), ref.aba(q, v, tau, gravity))
+                <= 1e-7
+            )
         for link in links:
             jac = jacobian(model, q, link)
             assert jac.shape == (6, model.nv)
@@ -141,7 +144,9 @@ def test_floating_joints_below_the_root_and_tilted_planes_are_refused() -> None:
     below = FLOATING_URDF.format(kind="revolute", axis='<axis xyz="0 0 1"/>').replace(
         'type="revolute"><parent link="base"/>', 'type="floating"><parent link="base"/>'
     )
-    with pytest.raises(URDFError, match="joint 'shoulder': type 'floating' is supported only as the root joint"):
+    with pytest.raises(
+        URDFError, match="joint 'shoulder': type 'floating' is supported only as the root joint"
+    ):
         RobotModel.from_urdf(below)
     tilted = FLOATING_URDF.format(kind="planar", axis='<axis xyz="1 0 0"/>')
     with pytest.raises(URDFError, match="joint 'root': a planar root joint must have axis 0 0 1"):

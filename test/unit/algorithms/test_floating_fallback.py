@@ -32,17 +32,17 @@ args = json.load(sys.stdin)
 out = {}
 for root_joint, (q, v, a, gravity, wrench) in args.items():
     q, v, a, gravity, wrench = (np.array(x) for x in (q, v, a, gravity, wrench))
-    model = RobotModel.from_urdf(example_urdf_path(%r).read_text(), root_joint=root_joint)
-    wrenches = {%r: wrench, model.root_link: -wrench}
+    model = RobotModel.from_urdf(example_urdf_path(ROBOT).read_text(), root_joint=root_joint)
+    wrenches = {LINK: wrench, model.root_link: -wrench}
     out[root_joint] = {
         "rnea": rnea(model, q, v, a, gravity=gravity, wrenches=wrenches).tolist(),
         "nle": nonlinear_effects(model, q[0], v[0]).tolist(),
         "gravity": gravity_torques(model, q, gravity=gravity).tolist(),
         "mass": mass_matrix(model, q).tolist(),
-        "jacobian": jacobian(model, q[0], %r).tolist(),
+        "jacobian": jacobian(model, q[0], LINK).tolist(),
     }
 print(json.dumps(out))
-""" % (ROBOT, LINK, LINK)
+""".replace("ROBOT", repr(ROBOT)).replace("LINK", repr(LINK))
 
 
 def _state(model: RobotModel, rng: np.random.Generator, count: int = 3) -> tuple:
@@ -54,7 +54,13 @@ def _state(model: RobotModel, rng: np.random.Generator, count: int = 3) -> tuple
         theta = rng.uniform(-3, 3, count)
         q[:, :2], q[:, 2], q[:, 3] = rng.normal(size=(count, 2)), np.cos(theta), np.sin(theta)
     q[:, model.root_nq :] = rng.uniform(-2, 2, (count, model.njoints))
-    return q, rng.normal(size=(count, model.nv)), rng.normal(size=(count, model.nv)), rng.normal(0, 6, 3), rng.normal(0, 4, 6)
+    return (
+        q,
+        rng.normal(size=(count, model.nv)),
+        rng.normal(size=(count, model.nv)),
+        rng.normal(0, 6, 3),
+        rng.normal(0, 4, 6),
+    )
 
 
 def test_fallback_matches_compiled_kernels_with_moving_roots() -> None:
@@ -65,7 +71,9 @@ def test_fallback_matches_compiled_kernels_with_moving_roots() -> None:
     states = {rj: _state(m, rng) for rj, m in models.items()}
     stdin = json.dumps({rj: [x.tolist() for x in s] for rj, s in states.items()})
     env = {**os.environ, "RNEA_ROS_NO_NUMBA": "1"}
-    proc = subprocess.run([sys.executable, "-c", CHILD], input=stdin, env=env, capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-c", CHILD], input=stdin, env=env, capture_output=True, text=True, timeout=300
+    )
     assert proc.returncode == 0, proc.stderr
     py = json.loads(proc.stdout.splitlines()[-1])
     for rj, model in models.items():

@@ -36,7 +36,9 @@ def test_task_space_constraints_and_regressor_with_a_moving_root(path, root_join
     pq = ref.q(q)
     pin.forwardKinematics(ref.pin, ref.data, pq, ref.v(v), np.zeros(ref.pin.nv))
     pin.updateFramePlacements(ref.pin, ref.data)
-    acc = pin.getFrameClassicalAcceleration(ref.pin, ref.data, ref.pin.getFrameId(link), pin.LOCAL_WORLD_ALIGNED)
+    acc = pin.getFrameClassicalAcceleration(
+        ref.pin, ref.data, ref.pin.getFrameId(link), pin.LOCAL_WORLD_ALIGNED
+    )
     assert relerr(jacobian_dot_qd(model, q, v, link), np.concatenate([acc.linear, acc.angular])) <= 1e-9
     # Λ⁻¹ = J M⁻¹ Jᵀ with Pinocchio's J and M
     m = ref.mass(q)
@@ -55,10 +57,11 @@ def test_task_space_constraints_and_regressor_with_a_moving_root(path, root_join
     assert pi.shape == (parameter_count(model),) == (10 * (model.njoints + 1) + 3 * model.njoints,)
     y = regressor(model, q, v, a, gravity=gravity, coulomb="sign")
     friction = np.zeros(model.nv)
-    friction[model.root_nv :] = model.damping * v[model.root_nv :] + model.coulomb * np.sign(v[model.root_nv :])
+    friction[model.root_nv :] = model.damping * v[model.root_nv :] + model.coulomb * np.sign(
+        v[model.root_nv :]
+    )
     assert relerr(y @ pi, rnea(model, q, v, a, gravity=gravity) + friction) <= 1e-9
     # and with_parameters inverts standard_parameters (the base's included)
     scaled = with_parameters(model, 2.0 * pi)
     assert relerr(mass_matrix(scaled, q), 2.0 * mass_matrix(model, q)) <= 1e-9
     assert np.array_equal(jacobian(scaled, q, link), jacobian(model, q, link))
-
