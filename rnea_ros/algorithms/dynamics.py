@@ -73,6 +73,9 @@ _ZERO_WRENCH = np.zeros(6)
 _SHAPE3 = (3,)
 _GRAVITY_PACKED_GRAVITY = c.GRAVITY_PACKED_GRAVITY
 _MASS_MATRIX_PACKED = c.MASS_MATRIX_PACKED
+_FLOATING_RNEA = c.FLOATING_RNEA
+_FLOATING_GRAVITY = c.FLOATING_GRAVITY
+_FLOATING_MASS_MATRIX = c.FLOATING_MASS_MATRIX
 
 Wrenches = Mapping[str, npt.ArrayLike]  # link → [fx, fy, fz, tx, ty, tz], root axes (N, N m)
 
@@ -184,6 +187,12 @@ def rnea(
         and qdd.ndim == 1
     ):
         if model.root_nv:
+            if gravity is GRAVITY and data is None and out is None and not wrenches:
+                tree, root, ws = model._floating_args
+                tau_f = _empty(qd.shape[0])
+                g, no_body, no_data = _GRAVITY_ARRAY, _NO_WRENCH_BODY, _NO_WRENCH_DATA
+                if _FLOATING_RNEA.call(tree, root, q, qd, qdd, g, no_body, no_data, ws, tau_f) == 0:  # OK
+                    return tau_f
             return _floating_rnea(model, q, qd, qdd, gravity, wrenches, data, out)
         if wrenches:
             if type(gravity) is tuple and out is None:
@@ -598,25 +607,6 @@ def _floating_rnea(
     out: np.ndarray | None,
 ) -> np.ndarray:
     """rnea of a floating-root model (see the module doc)."""
-    if (
-        _FAST
-        and not wrenches
-        and gravity is GRAVITY
-        and data is None
-        and out is None
-        and _is_vector(q)
-        and _is_vector(qd)
-        and _is_vector(qdd)
-    ):
-        tau = _empty(qd.shape[0])  # type: ignore[union-attr]
-        if (
-            c.FLOATING_RNEA.call(
-                model.kernel_tree(), model.root_record, q, qd, qdd, _GRAVITY_ARRAY, _NO_WRENCH_BODY,
-                _NO_WRENCH_DATA, model.default_data.ws, tau,
-            )
-            == 0  # OK
-        ):
-            return tau
     q, qd, qdd = _floating_states(model, q=q, qd=qd, qdd=qdd)
     g = _gravity(gravity)
     wb, wd = wrench_arrays(model, wrenches)
@@ -638,9 +628,9 @@ def _floating_gravity(
 ) -> np.ndarray:
     """gravity_torques of a floating-root model: rnea at rest, the base included (nv)."""
     if _FAST and gravity is GRAVITY and data is None and out is None and _is_vector(q):
+        tree, root, ws = model._floating_args
         tau = _empty(model.nv)
-        ws = model.default_data.ws
-        if c.FLOATING_GRAVITY.call(model.kernel_tree(), model.root_record, q, _GRAVITY_ARRAY, ws, tau) == 0:
+        if _FLOATING_GRAVITY.call(tree, root, q, _GRAVITY_ARRAY, ws, tau) == 0:
             return tau
     (q,) = _floating_states(model, q=q)
     g = _gravity(gravity)
@@ -661,10 +651,10 @@ def _floating_mass_matrix(model: RobotModel, q: npt.ArrayLike, data: Data | None
     """mass_matrix of a floating-root model: nv×nv, the root joint's rows and columns first."""
     nv = model.nv
     if _FAST and data is None and _is_vector(q):
-        m = _empty(nv * nv)
-        d = model.default_data
-        if c.FLOATING_MASS_MATRIX.call(model.kernel_tree(), model.root_record, q, d.ws, d.comp, m) == 0:
-            return m.reshape(nv, nv)
+        m = _empty((nv, nv))
+        tree, root, ws = model._floating_args
+        if _FLOATING_MASS_MATRIX.call(tree, root, q, ws, model.default_data.comp, m.reshape(nv * nv)) == 0:
+            return m
     (q,) = _floating_states(model, q=q)
     d = _data(model, data)
     flat = np.empty((*q.shape[:-1], nv * nv))

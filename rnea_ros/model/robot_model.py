@@ -321,6 +321,11 @@ class RobotModel:
         return packed
 
     @cached_property
+    def _floating_args(self) -> tuple[Any, np.ndarray, Any]:
+        """(tree, root record, default workspace): what the floating-root fast paths of `dynamics` pass."""
+        return self.kernel_tree(), self.root_record, self.default_data.ws
+
+    @cached_property
     def _kernel_args(self) -> tuple[int, np.ndarray]:
         """(njoints, packed record): what the fast paths of `dynamics` read in one attribute access."""
         return self.njoints, self._packed
