@@ -73,9 +73,9 @@ _ZERO_WRENCH = np.zeros(6)
 _SHAPE3 = (3,)
 _GRAVITY_PACKED_GRAVITY = c.GRAVITY_PACKED_GRAVITY
 _MASS_MATRIX_PACKED = c.MASS_MATRIX_PACKED
-_FLOATING_RNEA = c.FLOATING_RNEA
-_FLOATING_GRAVITY = c.FLOATING_GRAVITY
-_FLOATING_MASS_MATRIX = c.FLOATING_MASS_MATRIX
+_FLOATING_RNEA_PACKED = c.FLOATING_RNEA_PACKED
+_FLOATING_GRAVITY_PACKED = c.FLOATING_GRAVITY_PACKED
+_FLOATING_MASS_MATRIX_PACKED = c.FLOATING_MASS_MATRIX_PACKED
 
 Wrenches = Mapping[str, npt.ArrayLike]  # link → [fx, fy, fz, tx, ty, tz], root axes (N, N m)
 
@@ -188,10 +188,9 @@ def rnea(
     ):
         if model.root_nv:
             if gravity is GRAVITY and data is None and out is None and not wrenches:
-                tree, root, ws = model._floating_args
-                tau_f = _empty(qd.shape[0])
-                g, no_body, no_data = _GRAVITY_ARRAY, _NO_WRENCH_BODY, _NO_WRENCH_DATA
-                if _FLOATING_RNEA.call(tree, root, q, qd, qdd, g, no_body, no_data, ws, tau_f) == 0:  # OK
+                nv, fpacked = model._floating_kernel
+                tau_f = _empty(nv)
+                if _FLOATING_RNEA_PACKED.call(fpacked, q, qd, qdd, tau_f) == 0:  # OK
                     return tau_f
             return _floating_rnea(model, q, qd, qdd, gravity, wrenches, data, out)
         if wrenches:
@@ -628,9 +627,9 @@ def _floating_gravity(
 ) -> np.ndarray:
     """gravity_torques of a floating-root model: rnea at rest, the base included (nv)."""
     if _FAST and gravity is GRAVITY and data is None and out is None and _is_vector(q):
-        tree, root, ws = model._floating_args
-        tau = _empty(model.nv)
-        if _FLOATING_GRAVITY.call(tree, root, q, _GRAVITY_ARRAY, ws, tau) == 0:
+        nv, fpacked = model._floating_kernel
+        tau = _empty(nv)
+        if _FLOATING_GRAVITY_PACKED.call(fpacked, q, tau) == 0:  # OK
             return tau
     (q,) = _floating_states(model, q=q)
     g = _gravity(gravity)
@@ -652,8 +651,7 @@ def _floating_mass_matrix(model: RobotModel, q: npt.ArrayLike, data: Data | None
     nv = model.nv
     if _FAST and data is None and _is_vector(q):
         m = _empty((nv, nv))
-        tree, root, ws = model._floating_args
-        if _FLOATING_MASS_MATRIX.call(tree, root, q, ws, model.default_data.comp, m.reshape(nv * nv)) == 0:
+        if _FLOATING_MASS_MATRIX_PACKED.call(model._floating_kernel[1], q, m) == 0:  # OK
             return m
     (q,) = _floating_states(model, q=q)
     d = _data(model, data)

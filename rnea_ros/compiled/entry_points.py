@@ -97,6 +97,9 @@ EFFORT = Kernel(k.effort_kernel, F, F, F, F, F, F, F, I64, F2, I64, F, F, F2)
 FLOATING_RNEA = Kernel(k.floating_rnea_kernel, F, F, FA, FA, FA, F, I64, F, F, FA)
 FLOATING_GRAVITY = Kernel(k.floating_gravity_kernel, F, F, FA, F, F, FA)
 FLOATING_MASS_MATRIX = Kernel(k.floating_mass_matrix_kernel, F, F, FA, F, F, F)
+FLOATING_RNEA_PACKED = Kernel(k.floating_rnea_packed_kernel, F, FA, FA, FA, F)
+FLOATING_GRAVITY_PACKED = Kernel(k.floating_gravity_packed_kernel, F, FA, F)
+FLOATING_MASS_MATRIX_PACKED = Kernel(k.floating_mass_matrix_packed_kernel, F, FA, F2)
 KERNELS = (
     RNEA_PACKED,
     GRAVITY_PACKED,
@@ -117,6 +120,9 @@ KERNELS = (
     FLOATING_RNEA,
     FLOATING_GRAVITY,
     FLOATING_MASS_MATRIX,
+    FLOATING_RNEA_PACKED,
+    FLOATING_GRAVITY_PACKED,
+    FLOATING_MASS_MATRIX_PACKED,
 )
 
 

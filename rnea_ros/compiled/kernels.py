@@ -994,29 +994,29 @@ def _store_base_effort(kind, tau, fx, fy, fz, nx, ny, nz):
         tau[5] = nz
 
 
-@njit
-def floating_rnea_kernel(tree, root, q, v, a, gravity, wrench_body, wrench_data, ws, tau):
-    """Inverse dynamics of a floating-root model: τ (nv) = M a + h + Σ Jᵀ F, the root joint's
-    efforts first (the base wrench, base frame, as Pinocchio). gravity in the world frame; link
-    wrenches in world axes, body n for the links fixed to the base. A status."""
-    n = len(tree) // TREE_STRIDE
-    kind = int(root[RT_KIND])
-    nq0, nv0 = root_sizes(root)
-    if (
-        nv0 == 0
-        or len(q) != n + nq0
-        or len(v) != n + nv0
-        or len(a) != n + nv0
-        or len(tau) != n + nv0
-        or len(gravity) != 3
-        or len(ws) < (n + 1) * WS_STRIDE
-    ):
-        return BAD_SIZE
+@njit_inline
+def _floating_sizes_ok(n, nq0, nv0, q, v, a, gravity, ws, tau):
+    """True if every argument has the length a floating-root model of n bodies needs."""
+    return (
+        nv0 > 0
+        and len(q) == n + nq0
+        and len(v) == n + nv0
+        and len(a) == n + nv0
+        and len(tau) == n + nv0
+        and len(gravity) == 3
+        and len(ws) >= (n + 1) * WS_STRIDE
+    )
+
+
+@njit_inline
+def _floating_forward(tree, root, q, v, a, gravity, ws, n, nq0, nv0):
+    """Base placement and motion into body n's record, then the forward pass of the joints'
+    bodies; False (nothing else done) when the base orientation is not of unit norm."""
     if not base_placement(root, q, ws, n):
-        return NOT_UNIT
+        return False
     s = n * WS_STRIDE
     gx, gy, gz = world_to_base(ws, n, gravity[0], gravity[1], gravity[2])
-    if kind == ROOT_FREE:
+    if nv0 == 6:
         vx = v[0]
         vy = v[1]
         vz = v[2]
@@ -1054,18 +1054,38 @@ def floating_rnea_kernel(tree, root, q, v, a, gravity, wrench_body, wrench_data,
     ws[s + W_ACC + 2] = az + wx * vy - wy * vx - gz
     for k in range(6):
         ws[s + W_FORCE + k] = 0.0  # W_MOMENT follows W_FORCE
-    qj = q[nq0:]
-    joint_transforms(tree, qj, ws)
+    joint_transforms(tree, q[nq0:], ws)
     forward_kinematic_pass(tree, v[nv0:], a[nv0:], ws[s + W_OMEGA : s + W_ACC + 3], ws)
+    return True
+
+
+@njit_inline
+def _floating_backward(tree, root, a, ws, tau, n, nv0):
+    """The backward pass, the armature and the root joint's efforts (after _floating_forward and
+    any link wrenches); a status."""
+    backward_force_pass(tree, ws, tau[nv0:], False)
+    add_armature(tree, a[nv0:], tau[nv0:])
+    fx, fy, fz, nx, ny, nz = base_wrench(tree, root, ws, n, False)
+    _store_base_effort(int(root[RT_KIND]), tau, fx, fy, fz, nx, ny, nz)
+    return OK if _all_finite(tau) else NOT_FINITE
+
+
+@njit
+def floating_rnea_kernel(tree, root, q, v, a, gravity, wrench_body, wrench_data, ws, tau):
+    """Inverse dynamics of a floating-root model: τ (nv) = M a + h + Σ Jᵀ F, the root joint's
+    efforts first (the base wrench, base frame, as Pinocchio). gravity in the world frame; link
+    wrenches in world axes, body n for the links fixed to the base. A status."""
+    n = len(tree) // TREE_STRIDE
+    nq0, nv0 = root_sizes(root)
+    if not _floating_sizes_ok(n, nq0, nv0, q, v, a, gravity, ws, tau):
+        return BAD_SIZE
+    if not _floating_forward(tree, root, q, v, a, gravity, ws, n, nq0, nv0):
+        return NOT_UNIT
     if len(wrench_body) > 0:
         root_rotations(tree, ws)
         rotations_in_world(ws, n)
         add_link_wrenches(wrench_body, wrench_data, ws)
-    backward_force_pass(tree, ws, tau[nv0:], False)
-    add_armature(tree, a[nv0:], tau[nv0:])
-    fx, fy, fz, nx, ny, nz = base_wrench(tree, root, ws, n, False)
-    _store_base_effort(kind, tau, fx, fy, fz, nx, ny, nz)
-    return OK if _all_finite(tau) else NOT_FINITE
+    return _floating_backward(tree, root, a, ws, tau, n, nv0)
 
 
 @njit_inline
@@ -1267,6 +1287,61 @@ def floating_mass_matrix_columns(tree, kind, nv0, ws, comp, mass):
                 x = nz
             mass[k * nt + j + nv0] = x
             mass[(j + nv0) * nt + k] = x
+
+
+def floating_packed_size(n):
+    """Length of the floating packed record of n bodies: PK_N, the tree, the default gravity
+    (world), the workspace and composite scratch of n + 1 bodies (the base last), the root record."""
+    return PK_TREE + n * TREE_STRIDE + 3 + (n + 1) * (WS_STRIDE + COMP_STRIDE) + ROOT_STRIDE
+
+
+def floating_packed_slices(n):
+    """(tree, gravity, workspace, comp, root) slices of a floating packed record (plain Python)."""
+    t = PK_TREE + n * TREE_STRIDE
+    w = t + 3
+    c = w + (n + 1) * WS_STRIDE
+    r = c + (n + 1) * COMP_STRIDE
+    return slice(PK_TREE, t), slice(t, w), slice(w, c), slice(c, r), slice(r, r + ROOT_STRIDE)
+
+
+@njit_inline
+def floating_unpack(packed):
+    """(tree, gravity, workspace, comp, root) views of a floating packed record."""
+    n = int(packed[PK_N])
+    t = PK_TREE + n * TREE_STRIDE
+    w = t + 3
+    c = w + (n + 1) * WS_STRIDE
+    r = c + (n + 1) * COMP_STRIDE
+    return packed[PK_TREE:t], packed[t:w], packed[w:c], packed[c:r], packed[r : r + ROOT_STRIDE]
+
+
+@njit
+def floating_rnea_packed_kernel(packed, q, v, a, tau):
+    """floating_rnea_kernel with the default gravity and no link wrenches, from a floating packed
+    record (one argument for the model); a status."""
+    tree, gravity, ws, _, root = floating_unpack(packed)
+    n = len(tree) // TREE_STRIDE
+    nq0, nv0 = root_sizes(root)
+    if not _floating_sizes_ok(n, nq0, nv0, q, v, a, gravity, ws, tau):
+        return BAD_SIZE
+    if not _floating_forward(tree, root, q, v, a, gravity, ws, n, nq0, nv0):
+        return NOT_UNIT
+    return _floating_backward(tree, root, a, ws, tau, n, nv0)
+
+
+@njit
+def floating_gravity_packed_kernel(packed, q, tau):
+    """floating_gravity_kernel with the default gravity, from a floating packed record; a status."""
+    tree, gravity, ws, _, root = floating_unpack(packed)
+    return floating_gravity_kernel(tree, root, q, gravity, ws, tau)
+
+
+@njit
+def floating_mass_matrix_packed_kernel(packed, q, mass):
+    """floating_mass_matrix_kernel from a floating packed record, into an (nv, nv) C-contiguous
+    `mass`; a status."""
+    tree, _, ws, comp, root = floating_unpack(packed)
+    return floating_mass_matrix_kernel(tree, root, q, ws, comp, mass.reshape(mass.size))
 
 
 def packed_size(n):

@@ -42,6 +42,8 @@ from rnea_ros.compiled.kernels import (
     RT_POS,
     RT_ROT,
     TREE_STRIDE,
+    floating_packed_size,
+    floating_packed_slices,
     packed_size,
     packed_slices,
 )
@@ -321,9 +323,18 @@ class RobotModel:
         return packed
 
     @cached_property
-    def _floating_args(self) -> tuple[Any, np.ndarray, Any]:
-        """(tree, root record, default workspace): what the floating-root fast paths of `dynamics` pass."""
-        return self.kernel_tree(), self.root_record, self.default_data.ws
+    def _floating_kernel(self) -> tuple[int, np.ndarray]:
+        """(nv, floating packed record: the tree, the default gravity, a workspace for n + 1
+        bodies and the root record, see `kernels`): what the floating-root fast paths of
+        `dynamics` pass, one array for the model."""
+        n = self.njoints
+        packed = np.zeros(floating_packed_size(n))
+        tree, gravity, _, _, root = floating_packed_slices(n)
+        packed[PK_N] = n
+        packed[tree] = self._tree_records().reshape(-1)
+        packed[gravity] = GRAVITY
+        packed[root] = self.root_record
+        return self.nv, packed
 
     @cached_property
     def _kernel_args(self) -> tuple[int, np.ndarray]:
