@@ -19,7 +19,6 @@ import numpy as np
 
 from rnea_ros import Friction, RobotModel, compile_kernels
 from rnea_ros.control.effort_law import EffortLaw, Efforts, compute_efforts
-from rnea_ros.estimation.momentum import DAMPED_WRENCH, LINK_JACOBIAN, MOMENTUM, OBSERVER_STEP
 from rnea_ros.estimation.observer import MomentumObserver, TipWrench, tip_wrench
 from rnea_ros.model.example_robots import example_urdf_path
 
@@ -39,11 +38,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--calls", type=int, default=5000)
     calls = parser.parse_args().calls
-    compile_kernels()
-    MOMENTUM.compile()
-    LINK_JACOBIAN.compile()
-    OBSERVER_STEP.compile()
-    DAMPED_WRENCH.compile()
+    compile_kernels()  # the observer's kernels too
     rng = np.random.default_rng(0)
     print(
         f"{'robot':8} {'effort law':>11} {'observer':>9} {'tip wrench':>11} {'numpy wrench':>13} (µs, median)"

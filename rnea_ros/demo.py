@@ -5,7 +5,8 @@
 joint_trajectory_controller follows (rnea_ros.sim.jtc_demo); `--mismatch`: a Panda unlike its
 URDF is recorded, identified and tracked with both models (rnea_ros.sim.mismatch_demo);
 `--contact`: external-torque estimation and collision detection against MuJoCo, in one process
-(rnea_ros.sim.contact_demo).
+(rnea_ros.sim.contact_demo); `--ship-deck`: a Panda on a rolling, heaving deck with gravity from
+its IMU, in one process (rnea_ros.sim.ship_deck).
 
 A thin entry point that imports nothing from ROS or MuJoCo at import time: the demo's processes
 and supervisor live in rnea_ros.sim and are imported inside `main`. PANDA_ARM and
@@ -26,6 +27,10 @@ def main(argv: list[str] | None = None) -> int:
     the joint_trajectory_controller path instead (`python -m rnea_ros.sim.jtc_demo --help`), with
     `--mismatch` the identification demo (`python -m rnea_ros.demo --mismatch --help`)."""
     args = list(sys.argv[1:] if argv is None else argv)
+    if "--ship-deck" in args:
+        from rnea_ros.sim.ship_deck import main as ship_deck_main
+
+        return ship_deck_main([a for a in args if a != "--ship-deck"])
     if "--contact" in args:
         from rnea_ros.sim.contact_demo import main as contact_main
 

@@ -1,4 +1,5 @@
-"""Exceptions raised by rnea_ros. Every one is a ValueError, so `except ValueError` catches them all."""
+"""Exceptions raised by rnea_ros. Every one is an RneaError and so a ValueError: `except RneaError`
+(or `except ValueError`) catches them all."""
 
 from __future__ import annotations
 
@@ -34,3 +35,13 @@ class ParameterError(RneaError):
 
 class TrajectoryInPastError(RneaError):
     """A trajectory that ends before it is received (joint_trajectory_controller rejects it too)."""
+
+
+class IllConditionedError(RneaError):
+    """Λ = (S J M⁻¹ Jᵀ Sᵀ)⁻¹ asked for where Λ⁻¹ is (nearly) singular: a singular configuration,
+    or task coordinates the joints cannot move. `condition` is μ_max / μ_min of Λ⁻¹ (inf when
+    exactly singular)."""
+
+    def __init__(self, message: str, condition: float) -> None:
+        super().__init__(message)
+        self.condition = condition

@@ -20,8 +20,8 @@ from std_msgs.msg import Float64MultiArray, String
 
 from rnea_ros import RobotModel
 from rnea_ros.model.example_robots import example_urdf_path
-from rnea_ros.ros.parameters import INVERSE_DYNAMICS as SPECS
-from rnea_ros.ros.parameters import TRAJECTORY_FEEDFORWARD
+from rnea_ros.nodes.inverse_dynamics.params import INVERSE_DYNAMICS as SPECS
+from rnea_ros.nodes.trajectory_feedforward import TRAJECTORY_FEEDFORWARD
 from rnea_ros.testing.rosgraph import Driver, rclpy, stop
 
 pytestmark = pytest.mark.ros
@@ -237,12 +237,6 @@ def test_node_runs_on_the_config_files(tmp_path) -> None:
         driver.close()
         output = stop(proc)
     assert proc.returncode == 0 and "Traceback" not in output, output
-
-
-def test_readme_parameter_table_is_the_schema() -> None:
-    from rnea_ros.ros.schema import markdown_table
-
-    assert markdown_table(SPECS) in (ROOT / "README.md").read_text()
 
 
 def test_excitation_config_is_valid_and_is_what_the_mismatch_demo_records() -> None:

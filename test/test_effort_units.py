@@ -15,9 +15,9 @@ from rnea_ros.algorithms.gearing import EFFORT_UNITS, Gearing, effort_unit_facto
 from rnea_ros.control.effort_law import compute_efforts
 from rnea_ros.errors import ParameterError, RneaError
 from rnea_ros.model.example_robots import example_urdf_path
+from rnea_ros.nodes.inverse_dynamics.cycle_model import build_cycle_model
 from rnea_ros.nodes.inverse_dynamics.effort_units import effort_units
-from rnea_ros.nodes.inverse_dynamics.runtime import build_runtime
-from rnea_ros.ros.parameters import INVERSE_DYNAMICS
+from rnea_ros.nodes.inverse_dynamics.params import INVERSE_DYNAMICS
 from rnea_ros.ros.schema import defaults
 
 pytestmark = pytest.mark.unit
@@ -78,7 +78,7 @@ def test_runtime_commands_are_the_clamped_joint_torque_divided_by_g_kt() -> None
         **{"effort_unit": units, "gearing.ratio": ratio, "gearing.torque_constant": kt},
         **{"effort_limit_scale": scale, "friction.scale": 0.0, "friction.feedforward_scale": 0.0},
     )
-    runtime = build_runtime(PANDA, p, None)
+    runtime = build_cycle_model(PANDA, p, None)
     assert runtime.units is not None and runtime.units.units == tuple(units)
     rng = np.random.default_rng(24)
     out = runtime.output
@@ -107,7 +107,7 @@ def test_runtime_commands_are_the_clamped_joint_torque_divided_by_g_kt() -> None
 
 
 def test_all_joint_torque_has_no_conversion() -> None:
-    assert build_runtime(PANDA, params(), None).units is None
+    assert build_cycle_model(PANDA, params(), None).units is None
     assert effort_units(params(**{"effort_unit": ["joint_torque"] * 7}), ARM, np.arange(7), 9) is None
 
 
@@ -146,4 +146,4 @@ def test_all_joint_torque_has_no_conversion() -> None:
 )
 def test_missing_or_zero_gearing_is_refused_naming_the_joint(values: dict, words: str) -> None:
     with pytest.raises(ParameterError, match=words):
-        build_runtime(PANDA, params(**values), None)
+        build_cycle_model(PANDA, params(**values), None)

@@ -4,6 +4,8 @@ an unknown link raises UnknownLinkError (also a KeyError) from every function th
 from __future__ import annotations
 
 import ast
+import builtins
+import importlib
 from pathlib import Path
 
 import numpy as np
@@ -52,6 +54,57 @@ def test_the_core_raises_only_package_errors() -> None:
     assert len(CORE) > 15
     raised = [hit for path in CORE for hit in _raised_builtins(path)]
     assert raised == []
+
+
+def _exception_classes() -> dict[str, tuple[str, int, bool]]:
+    """Every exception class defined anywhere in rnea_ros, by AST: name -> (module, line, defined at
+    module level). A class is an exception when a base is a built-in exception or another exception
+    class of the package (followed to a fixed point); bases are matched by their last name."""
+    classes: dict[str, list[tuple[str, int, bool, list[str]]]] = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        module = ".".join(path.relative_to(PACKAGE.parent).with_suffix("").parts).removesuffix(".__init__")
+        tree = ast.parse(path.read_text())
+        top = {id(node) for node in tree.body}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ClassDef):
+                bases = [ast.unparse(b).split(".")[-1] for b in node.bases]
+                classes.setdefault(node.name, []).append((module, node.lineno, id(node) in top, bases))
+    builtin = {n for n, v in vars(builtins).items() if isinstance(v, type) and issubclass(v, BaseException)}
+    exceptions: dict[str, tuple[str, int, bool]] = {}
+    grown = True
+    while grown:
+        grown = False
+        for name, defs in classes.items():
+            for module, line, top_level, bases in defs:
+                if name not in exceptions and any(b in builtin or b in exceptions for b in bases):
+                    exceptions[name] = (module, line, top_level)
+                    grown = True
+    return exceptions
+
+
+def test_every_exception_class_of_the_package_is_an_rnea_error() -> None:
+    found = _exception_classes()
+    # the scan sees the core's and the tools' errors alike
+    expected = {"RneaError", "ParameterError", "IllConditionedError", "BadInput", "Refused", "NoAnswer"}
+    assert expected <= set(found)
+    not_rnea = []
+    for name, (module, line, top_level) in sorted(found.items()):
+        if not top_level:
+            not_rnea.append(f"{module}:{line} {name} (defined inside a function or class)")
+            continue
+        cls = getattr(importlib.import_module(module), name)
+        if not issubclass(cls, RneaError):
+            not_rnea.append(f"{module}:{line} {name}")
+    assert not_rnea == []
+
+
+def test_the_tools_errors_keep_their_builtin_kinds() -> None:
+    from rnea_ros.sim.report import RealTimeLost
+    from rnea_ros.sim.scenario import Refused
+
+    assert issubclass(RealTimeLost, RuntimeError) and issubclass(Refused, ValueError)
+    err = rnea_ros.IllConditionedError("singular", float("inf"))
+    assert isinstance(err, RneaError) and err.condition == float("inf") and str(err) == "singular"
 
 
 def test_hierarchy() -> None:

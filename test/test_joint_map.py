@@ -44,12 +44,12 @@ def test_held_positions_as_a_model_order_array_and_none_stays_none(panda) -> Non
     assert np.array_equal(q[0], expected) and qd is None and qdd is None
 
 
-def test_all_joints_need_no_held_positions_and_restrict_limits(panda) -> None:
+def test_all_joints_need_no_held_positions_and_restrict_limits_to_the_trajectorys_order(panda) -> None:
     order = list(reversed(panda.joint_names))
     jm = JointMap(panda, order)
     q, _, _ = jm.expand_trajectory(np.arange(panda.nv)[None, :])
     assert np.array_equal(q[0], np.arange(panda.nv)[::-1])
-    assert np.array_equal(jm.restrict_limits(panda.effort_limit), panda.effort_limit[::-1])
+    assert np.array_equal(jm.restrict(panda.effort_limit), panda.effort_limit[::-1])
 
 
 @pytest.mark.parametrize(

@@ -12,10 +12,10 @@ from rnea_ros import RobotModel, link_pose, rnea
 from rnea_ros.control.effort_law import compute_efforts
 from rnea_ros.errors import RneaError
 from rnea_ros.model.example_robots import example_urdf_path
+from rnea_ros.nodes.inverse_dynamics.cycle_model import build_cycle_model
 from rnea_ros.nodes.inverse_dynamics.overrides import NONE, moving_links, payload_of, wrench_of
 from rnea_ros.nodes.inverse_dynamics.overrides import message_link as link_of
-from rnea_ros.nodes.inverse_dynamics.runtime import build_runtime
-from rnea_ros.ros.parameters import INVERSE_DYNAMICS
+from rnea_ros.nodes.inverse_dynamics.params import INVERSE_DYNAMICS
 from rnea_ros.ros.schema import defaults
 
 pytestmark = pytest.mark.unit
@@ -51,7 +51,7 @@ def test_wrenches_on_every_link_equal_the_core(axes: str) -> None:
     for link in moving_links(PANDA):
         given[link] = RNG.normal(0, 3, 6) * 0.1
         overrides = overrides.with_wrench(link, wrench_of(given[link], axes))
-    runtime = build_runtime(PANDA, PARAMS, overrides)
+    runtime = build_cycle_model(PANDA, PARAMS, overrides)
     root = {}
     for link, w in given.items():
         rot = np.eye(3) if axes == "root" else link_pose(PANDA, q, link)[0]
@@ -65,10 +65,10 @@ def test_tip_message_overrides_the_parameter_until_it_is_set_again() -> None:
     param = [0.0, 0.0, -5.0, 0.0, 0.0, 0.0]
     params = {**PARAMS, "ee_wrench": param}
     assert np.allclose(
-        efforts(build_runtime(PANDA, params, NONE), q, qd), unclamped(PANDA, q, qd, {"panda_hand": param})
+        efforts(build_cycle_model(PANDA, params, NONE), q, qd), unclamped(PANDA, q, qd, {"panda_hand": param})
     )
     zero = NONE.with_wrench("panda_hand", wrench_of(np.zeros(6), "root"))
-    assert build_runtime(PANDA, params, zero).wrenches(q) is None  # a zero message clears, overriding
+    assert build_cycle_model(PANDA, params, zero).wrenches(q) is None  # a zero message clears, overriding
     assert zero.after_parameters(["ee_wrench"], "panda_hand") == NONE
     other = NONE.with_wrench("panda_link3", wrench_of(np.ones(6), "root"))
     assert other.after_parameters(["ee_wrench", "gravity"], "panda_hand") is other
@@ -93,15 +93,16 @@ def test_payload_messages_equal_the_core_and_win_over_the_parameters() -> None:
     q, qd = RNG.uniform(-1, 1, PANDA.nv), RNG.normal(0, 0.3, PANDA.nv)
     params = {**PARAMS, "payload.mass": 2.0, "payload.com": [0.0, 0.0, 0.1]}
     by_params = PANDA.with_payload("panda_hand", 2.0, (0, 0, 0.1))
-    assert np.allclose(efforts(build_runtime(PANDA, params, NONE), q, qd), unclamped(by_params, q, qd))
+    assert np.allclose(efforts(build_cycle_model(PANDA, params, NONE), q, qd), unclamped(by_params, q, qd))
     inertia = [0.01, 0.001, 0.0, 0.012, 0.0, 0.015]
     payload = payload_of(PANDA, "panda_link5", 1.2, (0.01, 0.02, 0.03), inertia)
-    runtime = build_runtime(PANDA, params, NONE.with_payload(payload))
+    runtime = build_cycle_model(PANDA, params, NONE.with_payload(payload))
     tensor = np.array([[0.01, 0.001, 0.0], [0.001, 0.012, 0.0], [0.0, 0.0, 0.015]])
     by_message = PANDA.with_payload("panda_link5", 1.2, (0.01, 0.02, 0.03), tensor)
     assert np.allclose(efforts(runtime, q, qd), unclamped(by_message, q, qd), atol=1e-9)
     assert runtime.payload_source == "topic" and runtime.model.payload.link == "panda_link5"
-    cleared = build_runtime(PANDA, params, NONE.with_payload(payload_of(PANDA, "", 0.0, (0, 0, 0), [0] * 6)))
+    empty = payload_of(PANDA, "", 0.0, (0, 0, 0), [0] * 6)
+    cleared = build_cycle_model(PANDA, params, NONE.with_payload(empty))
     assert cleared.model.payload is None and np.allclose(efforts(cleared, q, qd), unclamped(PANDA, q, qd))
     assert NONE.with_payload(payload).after_parameters(["payload.com"], "panda_hand") == NONE
 

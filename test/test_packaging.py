@@ -75,7 +75,8 @@ def test_colcon_build_leaves_the_kernels_in_numba_cache_for_the_first_start(colc
     """setup.py's install_lib runs `python -m rnea_ros.compiled.cache` on the installed package: the
     first start from the install loads every kernel, compiling none."""
     site = next((colcon_install / "lib").glob("python3*/site-packages"))
-    assert list((site / "rnea_ros" / "__pycache__").glob("kernels.*.nbi")), "no numba cache in the install"
+    cache = site / "rnea_ros" / "compiled" / "__pycache__"
+    assert list(cache.glob("kernels.*.nbi")), "no numba cache in the install"
     code = (
         "from rnea_ros.compiled.cache import cache_is_cold, cache_location; "
         "from rnea_ros import compile_kernels; "
@@ -88,7 +89,7 @@ def test_colcon_build_leaves_the_kernels_in_numba_cache_for_the_first_start(colc
     assert proc.returncode == 0, proc.stderr
     cold_before, compiled, where = proc.stdout.split()[-3:]
     assert (cold_before, compiled) == ("False", "False"), proc.stdout
-    assert Path(where) == site / "rnea_ros" / "__pycache__"
+    assert Path(where) == site / "rnea_ros" / "compiled" / "__pycache__"
 
 
 def test_pip_wheel_has_the_package_and_its_data(tmp_path: Path) -> None:

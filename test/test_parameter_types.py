@@ -16,7 +16,8 @@ import yaml
 from rcl_interfaces.msg import ParameterType
 from rcl_interfaces.srv import GetParameters, SetParameters
 
-from rnea_ros.ros.parameters import INVERSE_DYNAMICS, TRAJECTORY_FEEDFORWARD
+from rnea_ros.nodes.inverse_dynamics.params import INVERSE_DYNAMICS
+from rnea_ros.nodes.trajectory_feedforward import TRAJECTORY_FEEDFORWARD
 from rnea_ros.ros.schema import Param
 from rnea_ros.testing.rosgraph import Driver, stop
 
@@ -42,7 +43,7 @@ def integer_value(param: Param) -> int | list[int]:
             n = math.ceil(param.bounds[0])
         return n
 
-    return [one(x) for x in param.default] if param.is_array else one(param.default)
+    return [one(x) for x in param.default] if param.type.endswith("_array") else one(param.default)
 
 
 def doubles(schema: dict[str, Param]) -> dict[str, Param]:

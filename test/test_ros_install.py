@@ -1,8 +1,8 @@
-"""The README's `ros2` commands on a ROS 2 install: `ros2 launch` of the three launch files, `ros2
-run`, `ros2 param` and `ros2 topic` against the running node, in a colcon-built workspace with its
-environment sourced (test/ros_install.py). Skips without the ROS 2 wheels.
+"""The `ros2` commands of the README and docs/*.md on a ROS 2 install: `ros2 launch` of the three
+launch files, `ros2 run`, `ros2 param` and `ros2 topic` against the running node, in a colcon-built
+workspace with its environment sourced (test/ros_install.py). Skips without the ROS 2 wheels.
 
-`test_every_readme_ros2_line_is_tested_or_real_robot_only` keeps this list and the README in step.
+`test_every_readme_ros2_line_is_tested_or_real_robot_only` keeps this list and those pages in step.
 """
 
 from __future__ import annotations
@@ -43,8 +43,8 @@ QOS_LINE = (
     "ros2 run rnea_ros inverse_dynamics_node --ros-args --params-file config/inverse_dynamics.yaml -p qos_"
 )
 
-# Every `ros2 …` line of the README's code blocks: tested here (the test's name) or an example
-# that needs what is not here (a robot, ros2_control, rosbag2).
+# Every `ros2 …` line of the code blocks of the README and docs/*.md: tested here (the test's name)
+# or an example that needs what is not here (a robot, ros2_control, rosbag2).
 README_LINES = {
     "ros2 launch rnea_ros inverse_dynamics.launch.py urdf_file:=": "test_launch_with_urdf_file",
     "ros2 launch rnea_ros demo.launch.py": "test_demo_launch_prints_its_table",
@@ -68,14 +68,22 @@ README_LINES = {
 }
 
 
+def user_pages() -> list[Path]:
+    """The pages a user reads: README.md and docs/*.md."""
+    return [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+
+
 def readme_ros2_lines() -> list[str]:
-    """Every command line of the README's code blocks that runs `ros2` (continued lines joined)."""
-    lines, in_code = [], False
-    for line in re.sub(r"\\\n\s*", " ", (REPO / "README.md").read_text()).splitlines():
-        if line.startswith("```"):
-            in_code = not in_code
-        elif in_code and re.match(r"\s*(\$ )?ros2 ", line):
-            lines.append(line.strip())
+    """Every command line of the code blocks of the README and docs/*.md that runs `ros2`
+    (continued lines joined)."""
+    lines = []
+    for page in user_pages():
+        in_code = False
+        for line in re.sub(r"\\\n\s*", " ", page.read_text()).splitlines():
+            if line.startswith("```"):
+                in_code = not in_code
+            elif in_code and re.match(r"\s*(\$ )?ros2 ", line):
+                lines.append(line.strip())
     return lines
 
 
@@ -83,9 +91,9 @@ def test_every_readme_ros2_line_is_tested_or_real_robot_only() -> None:
     lines = readme_ros2_lines()
     assert len(lines) >= 10
     unknown = [line for line in lines if not any(line.startswith(prefix) for prefix in README_LINES)]
-    assert not unknown, f"README ros2 lines neither tested nor marked real-robot-only: {unknown}"
+    assert not unknown, f"README/docs ros2 lines neither tested nor marked real-robot-only: {unknown}"
     tests = {v for v in README_LINES.values() if v.startswith("test_")}
-    readme = (REPO / "README.md").read_text().splitlines()
+    readme = [ln for page in user_pages() for ln in page.read_text().splitlines()]
     passed_by_p = [ln for ln in readme if "-p robot_description" in ln and not ln.lstrip().startswith("#")]
     assert not passed_by_p, f"rcl parses -p values as YAML: {passed_by_p}"
     defined = set(globals()) | set(vars(TestInverseDynamicsLaunch))
@@ -93,10 +101,13 @@ def test_every_readme_ros2_line_is_tested_or_real_robot_only() -> None:
 
 
 def readme_block(heading: str) -> list[str]:
-    """The commands of the first code block after the README line `heading`, as written: a line
-    continued with a backslash joined to the next (as bash reads it), comment lines left out."""
-    text = (REPO / "README.md").read_text()
-    assert f"\n{heading}\n" in text, f"README.md has no {heading!r}"
+    """The commands of the first code block after the line `heading` of the README or a docs/*.md
+    page, as written: a line continued with a backslash joined to the next (as bash reads it),
+    comment lines left out."""
+    pages = [page.read_text() for page in user_pages()]
+    found = [text for text in pages if f"\n{heading}\n" in text]
+    assert len(found) == 1, f"{heading!r} is on {len(found)} of README.md and docs/*.md, not one"
+    text = found[0]
     block = text.split(f"\n{heading}\n", 1)[1].split("```", 2)[1].split("\n", 1)[1]
     lines = re.sub(r"\\\n\s*", " ", block).splitlines()
     return [line.strip() for line in lines if line.strip() and not line.lstrip().startswith("#")]

@@ -8,18 +8,14 @@ import math
 import pytest
 
 from rnea_ros.errors import ParameterError
-from rnea_ros.ros.parameters import INVERSE_DYNAMICS, TRAJECTORY_FEEDFORWARD
-from rnea_ros.ros.schema import Param, is_per_joint_value, validate, validate_value
+from rnea_ros.node_schemas import NODE_SCHEMAS
+from rnea_ros.nodes.inverse_dynamics.params import INVERSE_DYNAMICS
+from rnea_ros.ros.schema import Param, is_per_joint_value, markdown_table, validate, validate_value
+from rnea_ros.sim.sim_node import gain_params
 
 pytestmark = pytest.mark.unit
 
-SCHEMAS = {"inverse_dynamics": INVERSE_DYNAMICS, "trajectory_feedforward": TRAJECTORY_FEEDFORWARD}
-try:  # the simulator's schema needs mujoco (requirements-dev)
-    from rnea_ros.sim.sim_node import SIM, gain_params
-
-    SCHEMAS["mujoco_sim"] = {**SIM, **gain_params(["panda_joint1"])}
-except ImportError:
-    pass
+SCHEMAS = {**NODE_SCHEMAS, "mujoco_sim": {**NODE_SCHEMAS["mujoco_sim"], **gain_params(["panda_joint1"])}}
 ALL = [(node, p) for node, schema in SCHEMAS.items() for p in schema.values()]
 IDS = [f"{node}:{p.name}" for node, p in ALL]
 
@@ -114,3 +110,16 @@ def test_unknown_names_get_the_closest_known_one() -> None:
         validate(INVERSE_DYNAMICS, {"effort_limit_scal": 1.0})
     with pytest.raises(ParameterError, match="did you mean 'desired'"):
         validate_value(INVERSE_DYNAMICS["state_source"], "desried")
+
+
+def test_every_node_has_one_schema_and_a_table_of_it() -> None:
+    nodes = {"inverse_dynamics", "trajectory_feedforward", "mujoco_sim", "multisine_trajectory"}
+    assert set(NODE_SCHEMAS) == nodes
+    for node, schema in NODE_SCHEMAS.items():
+        rows = markdown_table(schema).splitlines()
+        assert len(rows) == 2 + len(schema), node
+        for row, (name, param) in zip(rows[2:], schema.items(), strict=True):
+            assert row.startswith(f"| `{name}`") and param.doc() in row, (node, name)
+    # the shared pieces are the same objects in every node that evaluates the model
+    for name in ("gravity", "friction.smoothing_velocity", "payload.mass", "robot_description"):
+        assert NODE_SCHEMAS["inverse_dynamics"][name] is NODE_SCHEMAS["trajectory_feedforward"][name]

@@ -11,7 +11,7 @@ import pytest
 
 from rnea_ros import RobotModel
 from rnea_ros.model.example_robots import example_urdf_path
-from rnea_ros.ros.parameters import INVERSE_DYNAMICS
+from rnea_ros.nodes.inverse_dynamics.params import INVERSE_DYNAMICS
 from rnea_ros.testing.rosgraph import FRICTION_OFF, Driver, start_node, stop
 
 pytestmark = pytest.mark.ros

@@ -26,9 +26,8 @@ from rnea_ros.algorithms.dynamics import GRAVITY, mass_matrix, nonlinear_effects
 from rnea_ros.algorithms.task_space import (
     DEFAULT_RCOND,
     IllConditionedError,
-    _check_link,
-    _jacobian_rows,
-    _states,
+    finite_states,
+    jacobian_rows,
     link_jdot_qd,
 )
 from rnea_ros.errors import RneaError
@@ -102,7 +101,7 @@ def _one_state(model: RobotModel, **named) -> list[np.ndarray]:
     out = []
     for name, value in named.items():
         n = model.nq if name == "q" else model.nv
-        x = _states(value, name, n)
+        x = finite_states(value, name, n)
         if x.ndim != 1:
             raise RneaError(f"{name} must have shape ({n},): one state")
         out.append(x)
@@ -127,7 +126,7 @@ def link_constraint(
     stays on the plane) or (k, 6) twist directions [v; ω]; constant in the root frame. A = S J,
     Ȧ q̇ = S J̇ q̇. The link then exerts the wrench Sᵀλ on the constraint (force Σ λ_i n_i for k×3).
     """
-    _check_link(model, link)
+    model.link_frame(link)
     q1, qd1 = _one_state(model, q=q, qd=qd)
     s = np.asarray(directions, dtype=float)
     if s.ndim == 1:
@@ -136,7 +135,7 @@ def link_constraint(
         raise RneaError(f"directions must be finite with shape (k, 3) or (k, 6), got {np.shape(directions)}")
     if s.shape[1] == 3:
         s = np.hstack([s, np.zeros_like(s)])
-    jac = _jacobian_rows(model, q1[None], link, range(6))
+    jac = jacobian_rows(model, q1[None], link, range(6))
     return s @ jac[0], s @ link_jdot_qd(model, q1[None], qd1[None], link, jac)[0]
 
 

@@ -321,7 +321,7 @@ def gravity_torques(
     tau = _out(out, q.shape)
     tree = model.kernel_tree()
     if HAVE_NUMBA:
-        kernel = c.GRAVITY if q.ndim == 1 else c.GRAVITY_BATCH
+        kernel = c.GRAVITY_TORQUES if q.ndim == 1 else c.GRAVITY_BATCH
         status = kernel.call(tree, q, g, ws, tau)
     else:
         status = k.OK
@@ -329,7 +329,7 @@ def gravity_torques(
         t = [0.0] * n
         rows = tau.reshape(-1, n)
         for row, (qi,) in enumerate(_rows(q)):
-            status |= c.GRAVITY.call(tree, qi, gl, ws, t)
+            status |= c.GRAVITY_TORQUES.call(tree, qi, gl, ws, t)
             rows[row] = t
     _check(status, {"q": q, "gravity": g})
     return tau
@@ -402,12 +402,12 @@ def forward_dynamics(
 def link_pose(model: RobotModel, q: npt.ArrayLike, link: str) -> tuple[np.ndarray, np.ndarray]:
     """(rotation 3×3, origin 3 in m) of a link frame in the root frame (the world with a floating
     root) at one configuration q (nq,)."""
-    q = _single(model, q)
+    q = joint_vector(model, q)
     frame = model.link_frame(link)
     if frame.body < 0:
         rot, trans = frame.rotation.copy(), frame.translation.copy()
     else:
-        rots, pos = _poses(model, q[model.root_nq :])
+        rots, pos = body_poses(model, q[model.root_nq :])
         r = rots[frame.body]
         rot, trans = r @ frame.rotation, pos[frame.body] + r @ frame.translation
     if not model.root_nv:
@@ -420,7 +420,7 @@ def jacobian(model: RobotModel, q: npt.ArrayLike, link: str) -> np.ndarray:
     """Geometric Jacobian (6×nv) of a link origin at one configuration q (nq,): root-frame axes
     (the world with a floating root), linear rows first. With a floating root the first root_nv
     columns map the base-frame twist v[:root_nv] (Pinocchio's LOCAL_WORLD_ALIGNED frame Jacobian)."""
-    q = _single(model, q)
+    q = joint_vector(model, q)
     if model.root_nv:
         return _floating_jacobian(model, q, link)
     return _fixed_jacobian(model, q, link)
@@ -432,7 +432,7 @@ def _fixed_jacobian(model: RobotModel, q: np.ndarray, link: str) -> np.ndarray:
     jac = np.zeros((6, model.njoints))
     if frame.body < 0:
         return jac
-    rot, pos = _poses(model, q)
+    rot, pos = body_poses(model, q)
     tip = pos[frame.body] + rot[frame.body] @ frame.translation
     i = frame.body
     while i >= 0:
@@ -549,14 +549,14 @@ def _rows(*arrays: np.ndarray) -> Iterable[tuple[list, ...]]:
     return zip(*(a.tolist() for a in arrays), strict=True)
 
 
-def _single(model: RobotModel, q: npt.ArrayLike) -> np.ndarray:
+def joint_vector(model: RobotModel, q: npt.ArrayLike) -> np.ndarray:
     q = _array(q, "q", model.nq)
     if q.ndim != 1 or not np.all(np.isfinite(q)):
         raise RneaError(f"q must be {model.nq} finite numbers")
     return q
 
 
-def _poses(model: RobotModel, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def body_poses(model: RobotModel, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Rotation (n, 3, 3) and origin (n, 3) of every body in the root frame (q: the joints')."""
     n = model.njoints
     tree = model.kernel_tree()
@@ -679,7 +679,7 @@ def _floating_jacobian(model: RobotModel, q: np.ndarray, link: str) -> np.ndarra
     if frame.body < 0:
         tip = frame.translation
     else:
-        rots, pos = _poses(model, q[model.root_nq :])
+        rots, pos = body_poses(model, q[model.root_nq :])
         tip = pos[frame.body] + rots[frame.body] @ frame.translation
     # the link origin's velocity R (v + ω × r) and the angular velocity R ω, r the origin in the base
     full = np.zeros((6, 6))

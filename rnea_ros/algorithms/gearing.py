@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from rnea_ros.algorithms.dynamics import _single, gravity_torques
+from rnea_ros.algorithms.dynamics import gravity_torques, joint_vector
 from rnea_ros.algorithms.lagrangian import christoffel, mass_matrix_partials
 from rnea_ros.errors import RneaError
 from rnea_ros.model.robot_model import GRAVITY, RobotModel
@@ -140,8 +140,8 @@ def inverse_dynamics(
     """Joint efforts of the full geared form at one state: τ = M q̈ + C q̇ + g with the rotors as
     bodies (see the module docstring); τ / G is the motor torque. O(n³) numpy: an analysis tool."""
     _check(model, gearing)
-    qd = _single(model, qd)
-    qdd = _single(model, qdd)
+    qd = joint_vector(model, qd)
+    qdd = joint_vector(model, qdd)
     mass, _ = mass_matrix_partials(model, q, gearing)
     c = christoffel(model, q, gearing) @ qd @ qd
-    return mass @ qdd + c + gravity_torques(model, _single(model, q), gravity=gravity)
+    return mass @ qdd + c + gravity_torques(model, joint_vector(model, q), gravity=gravity)

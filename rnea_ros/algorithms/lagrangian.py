@@ -21,19 +21,30 @@ coaxial with joint j at its origin, and turns at G_j q̇_j relative to that link
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 import numpy.typing as npt
 
-from rnea_ros.algorithms.dynamics import _poses, _single
+from rnea_ros.algorithms.dynamics import body_poses, joint_vector
 from rnea_ros.compiled import kernels as k
 from rnea_ros.model.robot_model import RobotModel
 
-if TYPE_CHECKING:
-    from rnea_ros.algorithms.gearing import Gearing
+__all__ = ["Rotors", "christoffel", "coriolis_matrix", "mass_matrix_derivative", "mass_matrix_partials"]
 
-__all__ = ["christoffel", "coriolis_matrix", "mass_matrix_derivative", "mass_matrix_partials"]
+
+class Rotors(Protocol):
+    """The rotors of geared joints, per joint in model order (`rnea_ros.algorithms.gearing.Gearing`):
+    gear ratio G (0: no rotor), rotor inertia about its axis and across it (kg m², motor side)."""
+
+    @property
+    def ratio(self) -> np.ndarray: ...
+
+    @property
+    def rotor_inertia(self) -> np.ndarray: ...
+
+    @property
+    def rotor_transverse(self) -> np.ndarray | None: ...
 
 
 def _crm(v: np.ndarray) -> np.ndarray:
@@ -51,13 +62,11 @@ def _crm(v: np.ndarray) -> np.ndarray:
 Chain = list[tuple[int, np.ndarray]]  # (joint, Jacobian column) from the root
 
 
-def _system(
-    model: RobotModel, q: np.ndarray, gearing: Gearing | None
-) -> tuple[list[np.ndarray], list[Chain]]:
+def _system(model: RobotModel, q: np.ndarray, gearing: Rotors | None) -> tuple[list[np.ndarray], list[Chain]]:
     """Per rigid body its spatial inertia at the root origin (6×6) and its chain [(joint j,
     column s_j S_j), ...] from the root (a rotor's own column is the revolute screw about its axis,
     also for a prismatic joint)."""
-    rot, pos = _poses(model, q)
+    rot, pos = body_poses(model, q)
     n = model.nv
     screws = np.zeros((n, 6))
     inertias: list[np.ndarray] = []
@@ -108,12 +117,12 @@ def _links(i: int, parent: list[int], screws: np.ndarray) -> Chain:
 
 
 def mass_matrix_partials(
-    model: RobotModel, q: npt.ArrayLike, gearing: Gearing | None = None
+    model: RobotModel, q: npt.ArrayLike, gearing: Rotors | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
     """(M (n, n), ∂M/∂q (n, n, n) with [k] = ∂M/∂q_k) at one configuration q (n,).
 
     M includes the model's armature diagonal and, with `gearing`, the rotors as bodies."""
-    q = _single(model, q)
+    q = joint_vector(model, q)
     n = model.nv
     inertias, chains = _system(model, q, gearing)
     mass = np.diag(model.armature)
@@ -135,7 +144,7 @@ def mass_matrix_partials(
     return mass, dm
 
 
-def christoffel(model: RobotModel, q: npt.ArrayLike, gearing: Gearing | None = None) -> np.ndarray:
+def christoffel(model: RobotModel, q: npt.ArrayLike, gearing: Rotors | None = None) -> np.ndarray:
     """Christoffel symbols of the first kind Γ (n, n, n), Γ[i, j, k] = Γ_ijk (see the module
     docstring), so that c(q, q̇)_i = q̇ᵀ Γ[i] q̇."""
     _, dm = mass_matrix_partials(model, q, gearing)
@@ -144,18 +153,18 @@ def christoffel(model: RobotModel, q: npt.ArrayLike, gearing: Gearing | None = N
 
 
 def coriolis_matrix(
-    model: RobotModel, q: npt.ArrayLike, qd: npt.ArrayLike, gearing: Gearing | None = None
+    model: RobotModel, q: npt.ArrayLike, qd: npt.ArrayLike, gearing: Rotors | None = None
 ) -> np.ndarray:
     """Coriolis matrix C(q, q̇) (n, n) from the Christoffel symbols: C q̇ = c(q, q̇) and
     Ṁ − 2C skew-symmetric."""
-    qd = _single(model, qd)
+    qd = joint_vector(model, qd)
     return christoffel(model, q, gearing) @ qd
 
 
 def mass_matrix_derivative(
-    model: RobotModel, q: npt.ArrayLike, qd: npt.ArrayLike, gearing: Gearing | None = None
+    model: RobotModel, q: npt.ArrayLike, qd: npt.ArrayLike, gearing: Rotors | None = None
 ) -> np.ndarray:
     """Ṁ(q, q̇) = Σ_k ∂M/∂q_k q̇_k (n, n)."""
-    qd = _single(model, qd)
+    qd = joint_vector(model, qd)
     _, dm = mass_matrix_partials(model, q, gearing)
     return np.tensordot(qd, dm, axes=(0, 0))

@@ -39,7 +39,7 @@ import numpy.typing as npt
 
 from rnea_ros.algorithms.configuration import base_placement
 from rnea_ros.algorithms.dynamics import GRAVITY, link_pose, mass_matrix, nonlinear_effects, rnea
-from rnea_ros.errors import RneaError, UnknownLinkError
+from rnea_ros.errors import IllConditionedError, RneaError
 from rnea_ros.model.robot_model import RobotModel
 
 __all__ = [
@@ -63,16 +63,6 @@ _UNIT_WRENCHES = np.eye(6)
 _LINEAR = np.hstack([np.eye(3), np.zeros((3, 3))])
 
 Part = str | npt.ArrayLike
-
-
-class IllConditionedError(ValueError):
-    """Λ = (S J M⁻¹ Jᵀ Sᵀ)⁻¹ asked for where Λ⁻¹ is (nearly) singular: a singular configuration,
-    or task coordinates the joints cannot move. `condition` is μ_max / μ_min of Λ⁻¹ (inf when
-    exactly singular)."""
-
-    def __init__(self, message: str, condition: float) -> None:
-        super().__init__(message)
-        self.condition = condition
 
 
 @dataclass(frozen=True)
@@ -116,12 +106,7 @@ class Ellipsoid:
 # --- argument checks --------------------------------------------------------------------------
 
 
-def _check_link(model: RobotModel, link: str) -> None:
-    if link not in model.link_frames:
-        raise UnknownLinkError(f"link '{link}' is not part of the model")
-
-
-def _states(x: npt.ArrayLike, name: str, n: int) -> np.ndarray:
+def finite_states(x: npt.ArrayLike, name: str, n: int) -> np.ndarray:
     """x as a finite float array of shape (n,) or (N, n); ValueError naming it otherwise."""
     try:
         a = np.asarray(x, dtype=float)
@@ -164,7 +149,7 @@ def _selection(part: Part) -> np.ndarray | None:
 
 def _unit(direction: npt.ArrayLike, name: str) -> np.ndarray:
     """Unit 3-vectors (3,) or (N, 3); ValueError for zero, non-finite or misshaped input."""
-    d = _states(direction, name, 3)
+    d = finite_states(direction, name, 3)
     norm = np.linalg.norm(d, axis=-1, keepdims=True)
     if np.any(norm == 0.0):
         raise RneaError(f"{name} must not be zero")
@@ -174,7 +159,7 @@ def _unit(direction: npt.ArrayLike, name: str) -> np.ndarray:
 # --- kinematics -------------------------------------------------------------------------------
 
 
-def _jacobian_rows(model: RobotModel, q2: np.ndarray, link: str, rows) -> np.ndarray:
+def jacobian_rows(model: RobotModel, q2: np.ndarray, link: str, rows) -> np.ndarray:
     """Rows of the link Jacobian for a batch q2 (N, n) → (N, len(rows), n), from rnea:
     with q̇ = q̈ = 0 and no gravity, rnea returns Jᵀ F, so the unit wrench e_r gives row r."""
     zeros = np.zeros((q2.shape[0], model.nv))
@@ -186,7 +171,7 @@ def _jt(model: RobotModel, q2: np.ndarray, zeros: np.ndarray, link: str, wrench:
     return rnea(model, q2, zeros, zeros, gravity=_NO_GRAVITY, wrenches={link: wrench})
 
 
-def _jdot_qd(jac: np.ndarray, qd: np.ndarray) -> np.ndarray:
+def jdot_qd_from_jacobians(jac: np.ndarray, qd: np.ndarray) -> np.ndarray:
     """J̇ q̇ (N, 6) from the Jacobians (N, 6, n) and velocities (N, n) of a chain.
 
     Column j of J is [u_j; a_j]: revolute u_j = z_j × (p − p_j), a_j = z_j; prismatic u_j = z_j,
@@ -222,7 +207,7 @@ def link_jdot_qd(
         a = R (ω × v_b + ω × (ω × r) + 2 ω × J_r,v q̇_j + (J̇_r q̇_j)_v),  ω̇ = R (ω × J_r,ω q̇_j + (J̇_r q̇_j)_ω).
     """
     if not model.root_nv:
-        return _jdot_qd(jac, qd2)
+        return jdot_qd_from_jacobians(jac, qd2)
     nv0 = model.root_nv
     out = np.empty((q2.shape[0], 6))
     for i in range(q2.shape[0]):
@@ -231,7 +216,7 @@ def link_jdot_qd(
         r = rot.T @ (origin - base)
         rel = np.concatenate([rot.T @ jac[i, :3, nv0:], rot.T @ jac[i, 3:, nv0:]])
         qdj = qd2[i, nv0:]
-        jd = _jdot_qd(rel[None], qdj[None])[0]
+        jd = jdot_qd_from_jacobians(rel[None], qdj[None])[0]
         twist = np.zeros(6)
         twist[_BASE_ROWS[nv0]] = qd2[i, :nv0]
         vb, w = twist[:3], twist[3:]
@@ -247,14 +232,14 @@ def jacobian_dot_qd(model: RobotModel, q: npt.ArrayLike, qd: npt.ArrayLike, link
     """J̇(q, q̇) q̇ of a link frame origin, shape (6,) or (N, 6): [a; ω̇] at q̈ = 0, the classical
     acceleration of the origin (m/s²) and the angular acceleration (rad/s²), root-frame axes.
     Analytic (no finite differences), from the Jacobian columns."""
-    _check_link(model, link)
-    q2 = _states(q, "q", model.nq)
-    qd2 = _states(qd, "qd", model.nv)
+    model.link_frame(link)
+    q2 = finite_states(q, "q", model.nq)
+    qd2 = finite_states(qd, "qd", model.nv)
     if q2.shape[:-1] != qd2.shape[:-1]:
         raise RneaError(f"q and qd must be one state or equal batches, got {q2.shape}, {qd2.shape}")
     single = q2.ndim == 1
     q2, qd2 = np.atleast_2d(q2), np.atleast_2d(qd2)
-    out = link_jdot_qd(model, q2, qd2, link, _jacobian_rows(model, q2, link, range(6)))
+    out = link_jdot_qd(model, q2, qd2, link, jacobian_rows(model, q2, link, range(6)))
     return out[0] if single else out
 
 
@@ -263,7 +248,7 @@ def jacobian_dot_qd(model: RobotModel, q: npt.ArrayLike, qd: npt.ArrayLike, link
 
 def _inverse_inertia(model: RobotModel, q2: np.ndarray, link: str, s: np.ndarray | None):
     """(Λ⁻¹ (N, k, k), M⁻¹ Jᵀ Sᵀ (N, n, k), J (N, 6, n)) for a batch q2."""
-    jac = _jacobian_rows(model, q2, link, range(6))
+    jac = jacobian_rows(model, q2, link, range(6))
     sj = jac if s is None else np.einsum("kr,nrj->nkj", s, jac)
     y = np.linalg.solve(mass_matrix(model, q2), np.swapaxes(sj, 1, 2))
     inv = sj @ y
@@ -285,9 +270,9 @@ def task_space_inertia_inverse(
     model: RobotModel, q: npt.ArrayLike, link: str, *, part: Part = "full"
 ) -> np.ndarray:
     """Λ⁻¹ = S J M⁻¹ Jᵀ Sᵀ (always defined) for one configuration (k, k) or a batch (N, k, k)."""
-    _check_link(model, link)
+    model.link_frame(link)
     s = _selection(part)
-    q2 = _states(q, "q", model.nq)
+    q2 = finite_states(q, "q", model.nq)
     inv = _inverse_inertia(model, np.atleast_2d(q2), link, s)[0]
     return inv[0] if q2.ndim == 1 else inv
 
@@ -297,10 +282,10 @@ def task_space_inertia(
 ) -> TaskSpaceInertia:
     """Task-space inertia Λ = (S J M⁻¹ Jᵀ Sᵀ)⁻¹ of a link at one configuration (n,), with Λ⁻¹ and
     the condition number; `inertia` is None near singular configurations (see module docs)."""
-    _check_link(model, link)
+    model.link_frame(link)
     s = _selection(part)
     r = _rcond(rcond)
-    q1 = _states(q, "q", model.nq)
+    q1 = finite_states(q, "q", model.nq)
     if q1.ndim != 1:
         raise RneaError(f"q must have shape ({model.nq},): one configuration")
     inv = _inverse_inertia(model, q1[None], link, s)[0]
@@ -321,11 +306,11 @@ def task_space_bias(
     """Task-space bias wrench η = Λ (S J M⁻¹ (c + g) − S J̇ q̇), shape (k,) or (N, k), so that
     τ = Jᵀ Sᵀ F gives F = Λ S V̇ + η (+ F_ext in contact); N and N m, root axes, about the link
     origin. Equal to J⁻ᵀ (c + g) − Λ J̇ q̇ for a square J. IllConditionedError near singularities."""
-    _check_link(model, link)
+    model.link_frame(link)
     s = _selection(part)
     r = _rcond(rcond)
-    q2 = _states(q, "q", model.nq)
-    qd2 = _states(qd, "qd", model.nv)
+    q2 = finite_states(q, "q", model.nq)
+    qd2 = finite_states(qd, "qd", model.nv)
     if q2.shape[:-1] != qd2.shape[:-1]:
         raise RneaError(f"q and qd must be one state or equal batches, got {q2.shape}, {qd2.shape}")
     single = q2.ndim == 1
@@ -365,8 +350,8 @@ def apparent_mass(
     resulting acceleration along u at rest (rotation free). inf where the joints cannot move the
     origin along u. One configuration (n,) → float; a batch (N, n) → (N,), with one direction (3,)
     or one per state (N, 3)."""
-    _check_link(model, link)
-    q2 = _states(q, "q", model.nq)
+    model.link_frame(link)
+    q2 = finite_states(q, "q", model.nq)
     u = _unit(direction, "direction")
     single = q2.ndim == 1
     if single and u.ndim == 2:
@@ -377,7 +362,7 @@ def apparent_mass(
     if u.ndim == 1:  # J_vᵀ u straight from rnea: one call
         b = _jt(model, q2, np.zeros((*q2.shape[:-1], model.nv)), link, np.concatenate([u, np.zeros(3)]))
     else:
-        b = np.einsum("nrj,nr->nj", _jacobian_rows(model, q2, link, range(3)), u)
+        b = np.einsum("nrj,nr->nj", jacobian_rows(model, q2, link, range(3)), u)
     x = np.einsum("nj,nj->n", b, np.linalg.solve(mass_matrix(model, q2), b[..., None])[..., 0])
     m = _reciprocal(x)
     return float(m[0]) if single else m
@@ -393,9 +378,9 @@ def tip_apparent_mass(
 ) -> float:
     """Apparent mass (kg) of a link origin along its current linear velocity v = J_v q̇, or along
     `rest_direction` (root axes) while |v| ≤ rest_speed (m/s). One state."""
-    _check_link(model, link)
-    q1 = _states(q, "q", model.nq)
-    qd1 = _states(qd, "qd", model.nv)
+    model.link_frame(link)
+    q1 = finite_states(q, "q", model.nq)
+    qd1 = finite_states(qd, "qd", model.nv)
     if q1.ndim != 1 or qd1.ndim != 1:
         raise RneaError(f"q and qd must have shapes ({model.nq},), ({model.nv},): one state")
     rest = _unit(rest_direction, "rest_direction")
@@ -403,7 +388,7 @@ def tip_apparent_mass(
         raise RneaError("rest_direction must have shape (3,)")
     if not rest_speed >= 0.0:
         raise RneaError(f"rest_speed must be >= 0, got {rest_speed}")
-    jv = _jacobian_rows(model, q1[None], link, range(3))[0]
+    jv = jacobian_rows(model, q1[None], link, range(3))[0]
     v = jv @ qd1
     speed = float(np.linalg.norm(v))
     u = v / speed if speed > rest_speed else rest
@@ -413,10 +398,10 @@ def tip_apparent_mass(
 
 
 def _eig(model: RobotModel, q, link: str, part: Part, rcond: float):
-    _check_link(model, link)
+    model.link_frame(link)
     s = _selection(part)
     r = _rcond(rcond)
-    q1 = _states(q, "q", model.nq)
+    q1 = finite_states(q, "q", model.nq)
     if q1.ndim != 1:
         raise RneaError(f"q must have shape ({model.nq},): one configuration")
     mu, vec = np.linalg.eigh(_inverse_inertia(model, q1[None], link, s)[0][0])

@@ -1,5 +1,5 @@
-"""The kernels the Python API calls, each with the one signature it is compiled for, and
-`compile_kernels` to compile them all up front.
+"""The kernels Python calls, each with the one signature it is compiled for, and
+`compile_kernels`, the one warm-up, to compile them all up front.
 
 Nothing compiles at import or at model build. A kernel compiles (or loads from numba's disk
 cache, `cache=True`) the first time it is needed: lazily, on the first call of a function that
@@ -7,10 +7,15 @@ uses it, unless `compile_kernels()` ran before. A cold cache costs seconds per k
 a few milliseconds; a process that must not stall in its first control cycle (the node) calls
 `compile_kernels()` at start-up.
 
-Every call goes to the compiled entry point of the declared signature, skipping numba's
-per-call type dispatch; the callers (`dynamics`) check the argument types first, so no other
-signature is ever compiled (`Kernel.signatures`). Without numba (`RNEA_ROS_NO_NUMBA=1` or not
-installed) a Kernel calls the plain-Python function and compiles nothing.
+The dynamics (`rnea_ros.algorithms.dynamics`) and the momentum observer
+(`rnea_ros.estimation`) call the compiled entry point of the declared signature, skipping numba's
+per-call type dispatch; they check the argument types first, so no other signature is ever
+compiled (`Kernel.signatures`). The effort law (`rnea_ros.control.effort_law`) and the runaway
+guard call the kernel itself (numba's dispatch, which finds the declared signature for the types
+they pass). Without numba (`RNEA_ROS_NO_NUMBA=1` or not installed) a Kernel calls the plain-Python
+function and compiles nothing.
+
+This module imports only `kernels` and `jit`: nothing above `rnea_ros.compiled`.
 """
 
 from __future__ import annotations
@@ -26,15 +31,19 @@ F: Any
 FA: Any
 F2: Any
 I64: Any
+F64: Any
+BOOL: Any
 if HAVE_NUMBA:
     from numba import types as _t
 
     F = _t.float64[::1]  # C-contiguous float64 vector: tree, gravity, workspace, results
     FA = _t.float64[:]  # float64 vector of any stride: the caller's q, qd, qdd
-    F2 = _t.float64[:, ::1]  # C-contiguous (N, n) float64: batches
+    F2 = _t.float64[:, ::1]  # C-contiguous (N, n) float64: batches, tables
     I64 = _t.int64[::1]
+    F64 = _t.float64  # a Python float
+    BOOL = _t.boolean  # a Python bool
 else:  # pragma: no cover - exercised with RNEA_ROS_NO_NUMBA=1
-    F = FA = F2 = I64 = None
+    F = FA = F2 = I64 = F64 = BOOL = None
 
 
 class Kernel:
@@ -73,9 +82,9 @@ class Kernel:
         return list(self.dispatcher.signatures) if HAVE_NUMBA else []
 
 
-# The kernels that Python calls, as `dynamics` and `feedforward` call them. FA only where the
-# caller's arrays arrive unconverted (the fast paths); the checked path hands over C-contiguous
-# copies. The packed kernels run the plain ones with the same types: those compile once for both.
+# The kernels that `dynamics` calls. FA only where the caller's arrays arrive unconverted (the fast
+# paths); the checked path hands over C-contiguous copies. The packed kernels run the plain ones
+# with the same types: those compile once for both.
 RNEA_PACKED = Kernel(k.rnea_packed_kernel, F, FA, FA, FA, F)
 GRAVITY_PACKED = Kernel(k.gravity_packed_kernel, F, FA, F)
 RNEA_PACKED_GRAVITY = Kernel(k.rnea_packed_gravity_kernel, F, FA, FA, FA, FA, F)
@@ -85,14 +94,25 @@ MASS_MATRIX_PACKED = Kernel(k.mass_matrix_packed_kernel, F, FA, F2)
 RNEA = Kernel(k.rnea_kernel, F, FA, FA, FA, F, F, F)
 RNEA_WRENCH = Kernel(k.rnea_wrench_kernel, F, F, F, F, F, I64, F, F, F)
 RNEA_BATCH = Kernel(k.rnea_batch_kernel, F, F2, F2, F2, F, I64, F, F, F2)
-GRAVITY = Kernel(k.gravity_kernel, F, FA, F, F, F)
+GRAVITY_TORQUES = Kernel(k.gravity_kernel, F, FA, F, F, F)
 GRAVITY_BATCH = Kernel(k.gravity_batch_kernel, F, F2, F, F, F2)
 MASS_MATRIX = Kernel(k.mass_matrix_kernel, F, FA, F, F, F)
 MASS_MATRIX_BATCH = Kernel(k.mass_matrix_batch_kernel, F, F2, F, F, F2)
 JOINT_TRANSFORMS = Kernel(k.joint_transforms, F, FA, F)
 ROOT_ROTATIONS = Kernel(k.root_rotations, F, F)
-# feedforward.compute_efforts calls the dispatcher with these types, which then finds this one
+# The effort law (`effort_law.compute_efforts`) calls these kernels' dispatchers with these types,
+# which then find the compiled signatures; the runaway guard's `update` calls GUARD's.
 EFFORT = Kernel(k.effort_kernel, F, F, F, F, F, F, F, I64, F2, I64, F, F, F2)
+FRICTION_BEFORE = Kernel(k.friction_before_kernel, F, F, F, F, I64, F, F, F, F64, F2, F, F)
+FRICTION_AFTER = Kernel(k.friction_after_kernel, F, F, F, F2, F, F, F, I64, F64, BOOL, F2, F, F, F2, F, F, F)
+INVERSE_INERTIA = Kernel(k.inverse_inertia_kernel, F, F, F, F, F, BOOL, F2)
+BOUND_GAINS = Kernel(k.bound_gains_kernel, F2, F2, F2, F64, F64, F, F2)
+GUARD = Kernel(k.guard_kernel, F2, F, F64, F, F, F, F, F, F, I64, F)
+# The momentum observer's (`estimation.momentum`, `estimation.observer`; the node's contact cycle).
+MOMENTUM = Kernel(k.momentum_kernel, F, FA, FA, F, F, F, F)
+LINK_JACOBIAN = Kernel(k.link_jacobian_kernel, F, FA, F, F, F, F, F)
+DAMPED_WRENCH = Kernel(k.damped_wrench_kernel, F, FA, F, F, F)
+OBSERVER_STEP = Kernel(k.observer_step_kernel, F, F, FA, FA, FA, F, F, F, F, F, F, F, F)
 # floating and planar roots (tree, root record, ...)
 FLOATING_RNEA = Kernel(k.floating_rnea_kernel, F, F, FA, FA, FA, F, I64, F, F, FA)
 FLOATING_GRAVITY = Kernel(k.floating_gravity_kernel, F, F, FA, F, F, FA)
@@ -110,13 +130,22 @@ KERNELS = (
     RNEA,
     RNEA_WRENCH,
     RNEA_BATCH,
-    GRAVITY,
+    GRAVITY_TORQUES,
     GRAVITY_BATCH,
     MASS_MATRIX,
     MASS_MATRIX_BATCH,
     JOINT_TRANSFORMS,
     ROOT_ROTATIONS,
     EFFORT,
+    FRICTION_BEFORE,
+    FRICTION_AFTER,
+    INVERSE_INERTIA,
+    BOUND_GAINS,
+    GUARD,
+    MOMENTUM,
+    LINK_JACOBIAN,
+    DAMPED_WRENCH,
+    OBSERVER_STEP,
     FLOATING_RNEA,
     FLOATING_GRAVITY,
     FLOATING_MASS_MATRIX,
@@ -136,16 +165,12 @@ class Compilation(NamedTuple):
 
 
 def compile_kernels() -> Compilation:
-    """Compile (or load from numba's disk cache) every kernel the API calls, so that no later call
-    compiles. Idempotent and thread-safe; without numba it does nothing. Not needed for correct
-    results: without it each kernel compiles on first use."""
+    """Compile (or load from numba's disk cache) every kernel Python calls (KERNELS: the dynamics,
+    the effort law with its friction path and feedback bound, the momentum observer), so that no
+    later call compiles. Idempotent and thread-safe; without numba it does nothing. Not needed for
+    correct results: without it each kernel compiles on first use."""
     start = time.perf_counter()
     cold = False
     for kernel in KERNELS:
         cold |= kernel.compile()
-    if HAVE_NUMBA:
-        from rnea_ros.control.effort_law import warm_friction_path  # here: feedforward imports this module
-
-        warm_friction_path()  # the friction compensation's and runaway guard's kernels
     return Compilation(time.perf_counter() - start, cold, HAVE_NUMBA)
-

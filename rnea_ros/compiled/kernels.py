@@ -7,7 +7,12 @@ Python calls, with which argument types, and when they compile: `compiled`.
 The flat memory layout is defined here, and only here, as module-level integers (numba folds
 them into the compiled code, so naming an offset costs nothing). Here rather than in a module of
 its own because numba's disk cache is invalidated by changes to this file only: a layout
-constant changed in another module would leave stale compiled kernels behind.
+constant changed in another module would leave stale compiled kernels behind. For the same reason
+every compiled function of the package is here, with the tables it reads (the effort law's LAW_*
+and OUT_* rows, the friction compensation's FC_*, the runaway guard's G_* and K_*, the momentum
+observer's S_* and OB_*); the modules that use them (`rnea_ros.control`, `rnea_ros.friction`,
+`rnea_ros.estimation`) hold only Python. test/unit/compiled/test_cache.py checks that an edit here
+reaches the cached code.
 
 Body record (`RobotModel.body`): BODY_STRIDE floats per movable joint / body, in model order;
 body i's frame is the child link frame of joint i.
@@ -47,6 +52,8 @@ composite-inertia scratch (n COMP_STRIDE); `packed_slices` / `unpack` cut it.
 from __future__ import annotations
 
 import math
+
+import numpy as np
 
 from rnea_ros.compiled.jit import njit, njit_inline
 
@@ -1411,8 +1418,8 @@ def mass_matrix_packed_kernel(packed, q, mass):
 
 
 # Rows of the `law` table of effort_kernel (per joint) and of its `out` table.
-LAW_VISCOUS, LAW_COULOMB, LAW_STATIC, LAW_STRIBECK, LAW_SMOOTHING, LAW_KP, LAW_KD, LAW_LIMIT = range(8)
-LAW_ROWS = 8
+LAW_KP, LAW_KD, LAW_LIMIT = range(3)  # N m/rad (or N/m), N m s/rad (or N s/m), N m (or N)
+LAW_ROWS = 3
 # Switches of effort_kernel: the five model terms, then "evaluate them at the desired state".
 SWITCH_DESIRED = 5
 # out rows 0..5: the terms gravity, coriolis, inertia, friction, wrench, feedback; then:
@@ -1431,8 +1438,7 @@ def effort_kernel(
     q, q̇ measured or desired per switches[SWITCH_DESIRED]), feedback Kp (q_des − q) +
     Kd (q̇_des − q̇), then the total clamped to ±limit and 1.0 where it was clamped.
     gravity: 6 values, the root-frame gravity (m/s²) then 3 zeros. law: (LAW_ROWS, n) per joint
-    (see the LAW_* rows; the friction rows are not read). Returns a status (NOT_FINITE when
-    the total is not finite).
+    (see the LAW_* rows). Returns a status (NOT_FINITE when the total is not finite).
     """
     n = len(q)
     if out.shape[0] != OUT_ROWS or out.shape[1] != n or law.shape[0] != LAW_ROWS or law.shape[1] != n:
@@ -1472,6 +1478,227 @@ def effort_kernel(
         out[OUT_CLAMPED, i] = 1.0 if abs(total) > limit else 0.0
         out[OUT_TOTAL, i] = min(max(total, -limit), limit)
     return OK if check == 0.0 else NOT_FINITE
+
+
+# The friction compensation's kernel (rnea_ros.friction.compensation) and its coefficient table:
+# rows per joint, filled by `compensation.coefficient_table`.
+FC_VISCOUS, FC_COULOMB, FC_STATIC, FC_STRIBECK, FC_SMOOTHING = range(5)
+FC_SCALE, FC_FF_SCALE, FC_DEADBAND, FC_VISCOUS_BOUND, FC_COULOMB_BOUND = range(5, 10)
+FC_ROWS = 10
+
+
+@njit
+def friction_kernel(qd, qd_des, driven, mass, period, coef, weight, out):
+    """The compensation per joint into `out` (n,): feedforward at qd_des where driven[i] != 0,
+    else feedback from qd bounded with M_ii = mass[i * n + i] (flat n × n) and `period` (s; ≤ 0:
+    no feedback compensation); each joint's result times weight[i] (the runaway guard's fade).
+    coef: (FC_ROWS, n). Returns 0, or 1 (nothing written) when a size does not match coef's n
+    joints. The rules: rnea_ros.friction.compensation."""
+    n = coef.shape[1]
+    if coef.shape[0] != FC_ROWS or len(qd) != n or len(qd_des) != n or len(driven) != n:
+        return 1
+    if len(mass) != n * n or len(weight) != n or len(out) != n:
+        return 1
+    for i in range(n):
+        coulomb = coef[FC_COULOMB, i]
+        eps = coef[FC_SMOOTHING, i]
+        if driven[i] != 0:
+            v = qd_des[i]
+            s = v / coef[FC_STRIBECK, i]
+            level = coulomb + (coef[FC_STATIC, i] - coulomb) * math.exp(-s * s)
+            tau = coef[FC_FF_SCALE, i] * (coef[FC_VISCOUS, i] * v + level * math.tanh(v / eps))
+        elif period > 0.0:
+            v = qd[i]
+            s = v / coef[FC_STRIBECK, i]
+            level = coulomb + (coef[FC_STATIC, i] - coulomb) * math.exp(-s * s)
+            per = mass[i * n + i] / period
+            alpha = coef[FC_SCALE, i]
+            a = min(alpha * coef[FC_VISCOUS, i], coef[FC_VISCOUS_BOUND, i] * per)
+            c = min(alpha * level, coef[FC_COULOMB_BOUND, i] * per)
+            deadband = coef[FC_DEADBAND, i]
+            w = 1.0
+            if deadband > 0.0:
+                x = v / deadband
+                w = -math.expm1(-x * x)
+            tau = w * (a * v + c * math.tanh(v / eps))
+        else:
+            tau = 0.0
+        out[i] = weight[i] * tau
+    return 0
+
+
+# The runaway guard's kernels (rnea_ros.friction.runaway_guard, which says what they decide).
+GUARD_SPEED = 0.1  # rad/s (or m/s): velocity errors below this never trip the guard
+# Rows of the guard's state table (per joint) and slots of its clock.
+G_WEIGHT, G_TRIPPED, G_INJECTED, G_DISSIPATED, G_ERROR, G_PREVIOUS = range(6)
+G_ROWS = 6
+K_ELAPSED, K_WINDOW, K_TRIPS = range(3)
+K_SIZE = 3
+
+
+@njit
+def guard_kernel(state, clock, dt, qd_prev, qd, applied, need, friction, qd_des, driven, mass):
+    """Integrate one period of length dt (s) into `state` (G_ROWS, n) and `clock`; at a window's
+    end decide which joints trip. mass: M(q) flat (n × n). Returns the number of new trips."""
+    n = len(qd)
+    window = clock[K_WINDOW]
+    for i in range(n):
+        vbar = 0.5 * (qd_prev[i] + qd[i])
+        state[G_INJECTED, i] += friction[i] * vbar * dt
+        state[G_DISSIPATED, i] += (applied[i] - need[i]) * vbar * dt
+        e = qd[i] - (qd_des[i] if driven[i] != 0 else 0.0)
+        state[G_ERROR, i] += e * e * dt
+        if state[G_TRIPPED, i] != 0.0:
+            state[G_WEIGHT, i] = max(0.0, state[G_WEIGHT, i] - dt / window)
+    clock[K_ELAPSED] += dt
+    trips = 0
+    if clock[K_ELAPSED] >= window:
+        elapsed = clock[K_ELAPSED]
+        for i in range(n):
+            rms = math.sqrt(state[G_ERROR, i] / elapsed)
+            floor = 0.5 * mass[i * n + i] * GUARD_SPEED * GUARD_SPEED
+            injected = state[G_INJECTED, i]
+            if (
+                state[G_TRIPPED, i] == 0.0
+                and rms > GUARD_SPEED
+                and rms > state[G_PREVIOUS, i]
+                and injected > floor
+                and injected - state[G_DISSIPATED, i] > floor
+            ):
+                state[G_TRIPPED, i] = 1.0
+                trips += 1
+            state[G_PREVIOUS, i] = rms
+            state[G_INJECTED, i] = 0.0
+            state[G_DISSIPATED, i] = 0.0
+            state[G_ERROR, i] = 0.0
+        clock[K_ELAPSED] = 0.0
+        clock[K_TRIPS] += trips
+    return trips
+
+
+@njit
+def guard_step_kernel(tree, gravity, ws, prev, q, qd, qd_des, driven, dt, mid, need, mass, state, clock):
+    """One period since the previous sample `prev` (rows q, q̇, applied effort, friction term):
+    the effort the rigid-body model needs for the measured motion at the period's midpoint
+    (rnea at mean q, mean q̇ and Δq̇/dt, root-frame `gravity` 3 values) into `need`, then
+    `guard_kernel`. mid: (3, n) scratch. Returns the number of new trips (-1: rnea failed)."""
+    n = len(q)
+    for i in range(n):
+        mid[0, i] = 0.5 * (prev[0, i] + q[i])
+        mid[1, i] = 0.5 * (prev[1, i] + qd[i])
+        mid[2, i] = (qd[i] - prev[1, i]) / dt
+    if rnea_kernel(tree, mid[0], mid[1], mid[2], gravity, ws, need) != 0:
+        return -1
+    return guard_kernel(state, clock, dt, prev[1], qd, prev[2], need, prev[3], qd_des, driven, mass)
+
+
+# The effort law's friction path (rnea_ros.control.effort_law.compute_efforts): before
+# effort_kernel, M(q) and the friction row; after it, the runaway guard and the sample it keeps.
+@njit
+def friction_before_kernel(tree, q, qd, qd_des, driven, ws, comp, mass, period, coef, weights, row):
+    """M(q) into `mass`, then the friction row (friction_kernel); a status."""
+    status = mass_matrix_kernel(tree, q, ws, comp, mass)
+    if status != OK:
+        return status
+    return BAD_SIZE * friction_kernel(qd, qd_des, driven, mass, period, coef, weights, row)
+
+
+@njit
+def friction_after_kernel(
+    tree, g, ws, prev, q, qd, qd_des, driven, dt, run_guard, mid, need, mass, state, clock, total, row
+):
+    """The runaway guard's period since `prev` (when run_guard), then this call's sample into
+    `prev` (rows q, q̇, applied total, friction term) for the next one."""
+    if run_guard:
+        guard_step_kernel(tree, g, ws, prev, q, qd, qd_des, driven, dt, mid, need, mass, state, clock)
+    for i in range(len(q)):
+        prev[0, i] = q[i]
+        prev[1, i] = qd[i]
+        prev[2, i] = total[i]
+        prev[3, i] = row[i]
+    return 0
+
+
+# The feedback bound's kernels (rnea_ros.control.feedback_bound, which derives them).
+BOUND_ITERATIONS = 60  # bound on the row-by-row lowering (it converges in a few)
+
+
+@njit
+def crossover(a: float, b: float) -> float:
+    """ω_c of a PD with damping rate a (1/s) and stiffness rate b (1/s²) on a unit inertia."""
+    return math.sqrt(0.5 * (a * a + math.sqrt(a * a * a * a + 4.0 * b * b)))
+
+
+@njit
+def inverse_inertia_kernel(tree, q, ws, comp, mass, have_mass, minv):
+    """M(q)⁻¹ into `minv` (n, n); M(q) into `mass` first unless have_mass. A singular M (a
+    massless joint) is inverted with a floor of 1e-9 × its largest diagonal entry, so that such
+    a joint's rates are huge and its gains vanish. A status."""
+    n = len(q)
+    if not have_mass:
+        status = mass_matrix_kernel(tree, q, ws, comp, mass)
+        if status != OK:
+            return status
+    m = np.empty((n, n))
+    top = 0.0
+    for i in range(n):
+        for j in range(n):
+            m[i, j] = mass[i * n + j]
+        top = max(top, m[i, i])
+    floor = 1e-9 * top + 1e-300
+    for i in range(n):
+        m[i, i] += floor
+    for i in range(n):
+        for j in range(n):
+            if not math.isfinite(m[i, j]):
+                return NOT_FINITE
+    inv = np.linalg.inv(m)
+    for i in range(n):
+        for j in range(n):
+            minv[i, j] = inv[i, j]
+    return OK
+
+
+@njit
+def bound_gains_kernel(minv, law, law_now, lag, max_lag, scale, rows):
+    """The gains of this cycle into law_now's LAW_KP and LAW_KD rows and their scales into
+    `scale` (see rnea_ros.control.feedback_bound); `rows` (2, n) is scratch."""
+    n = minv.shape[0]
+    kp = law[LAW_KP]
+    kd = law[LAW_KD]
+    for i in range(n):
+        scale[i] = 1.0
+    if lag > 0.0 and max_lag > 0.0:
+        target = max_lag / lag
+        for _ in range(BOUND_ITERATIONS):
+            worst = 0.0
+            for i in range(n):
+                if kp[i] <= 0.0 and kd[i] <= 0.0:
+                    continue
+                a = 0.0
+                b = 0.0
+                for j in range(n):
+                    mij = abs(minv[i, j])
+                    a += math.sqrt(scale[j] * kd[i] * kd[j]) * mij
+                    b += scale[j] * math.sqrt(kp[i] * kp[j]) * mij
+                rows[0, i] = math.sqrt(scale[i]) * a
+                rows[1, i] = scale[i] * b
+            for i in range(n):
+                if kp[i] <= 0.0 and kd[i] <= 0.0:
+                    continue
+                wc = crossover(rows[0, i], rows[1, i])
+                if not wc < math.inf:  # a massless joint: no gain at any rate
+                    scale[i] = 0.0
+                elif wc > target:
+                    worst = max(worst, wc / target)
+                    scale[i] *= target / wc
+            if worst <= 1.0 + 1e-9:
+                break
+    for i in range(n):
+        s = scale[i]
+        law_now[LAW_KP, i] = kp[i] * s * s
+        law_now[LAW_KD, i] = kd[i] * s
+    return OK
 
 
 # The momentum observer's kernels (rnea_ros.estimation.momentum): here, with the layout they read, so that

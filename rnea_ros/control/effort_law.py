@@ -9,8 +9,8 @@ drives, bounded feedback from the measured velocity for the others, each faded o
 guard (`rnea_ros.friction.runaway_guard`) when it drives its joint. All arrays in `model.joint_names`
 order, efforts in N m or N. The total is clamped to the effort limit × scale. Compiled kernels
 compute every term of a cycle into a preallocated table: M(q) and the friction row
-(`friction_compensation.friction_kernel`), then the other terms and the total
-(`kernels.effort_kernel`), then the guard's period (`runaway_guard.guard_step_kernel`).
+(`kernels.friction_before_kernel`), then the other terms and the total (`kernels.effort_kernel`),
+then the guard's period (`kernels.friction_after_kernel`).
 """
 
 from __future__ import annotations
@@ -23,19 +23,11 @@ import numpy as np
 
 from rnea_ros.algorithms.dynamics import GRAVITY, Data, raise_not_finite, wrench_arrays
 from rnea_ros.compiled import kernels as k
-from rnea_ros.compiled.jit import njit
-from rnea_ros.control.feedback_bound import REFRESH, bound_gains_kernel, inverse_inertia_kernel
-from rnea_ros.control.feedback_bound import warm as warm_bound
+from rnea_ros.control.feedback_bound import REFRESH
 from rnea_ros.errors import RneaError
-from rnea_ros.friction.compensation import (
-    CompensationRules,
-    coefficient_table,
-    friction_kernel,
-    update_period,
-)
-from rnea_ros.friction.compensation import warm as _warm_kernels
+from rnea_ros.friction.compensation import CompensationRules, coefficient_table, update_period
 from rnea_ros.friction.model import Friction
-from rnea_ros.friction.runaway_guard import G_WEIGHT, RunawayGuard, guard_step_kernel
+from rnea_ros.friction.runaway_guard import G_WEIGHT, RunawayGuard
 from rnea_ros.model.robot_model import RobotModel
 
 TERMS = ("gravity", "coriolis", "inertia", "friction", "wrench", "feedback")
@@ -86,13 +78,6 @@ class Efforts:
         switches = [t in law.compensate for t in COMPENSABLE] + [law.use_desired_state]
         self._switches = np.array(switches, dtype=np.int64)
         self._law = np.empty((k.LAW_ROWS, n))
-        # effort_kernel no longer reads the friction rows (the friction row is an input, filled by
-        # friction_compensation.friction_kernel); they are kept filled for the table's layout
-        self._law[k.LAW_VISCOUS] = friction.viscous
-        self._law[k.LAW_COULOMB] = friction.coulomb
-        self._law[k.LAW_STATIC] = friction.static
-        self._law[k.LAW_STRIBECK] = friction.stribeck_velocity
-        self._law[k.LAW_SMOOTHING] = friction.smoothing_velocity
         self._law[k.LAW_KP] = law.kp
         self._law[k.LAW_KD] = law.kd
         self._law[k.LAW_LIMIT] = model.effort_limit * law.effort_limit_scale
@@ -122,7 +107,18 @@ class Efforts:
         self._g3 = self._gravity[:3].copy()
         self._need = np.zeros(n)
         self._mid = np.zeros((3, n))  # q, q̇ and q̈ over the last period
-        warm_friction_path()
+
+    def set_gravity(self, gravity: np.ndarray) -> None:
+        """Gravity in the root frame (m/s², 3 values) for the next calls, in place of the law's:
+        an effective gravity that follows the base (rnea_ros.estimation.base_gravity)."""
+        g = self._gravity
+        g[0], g[1], g[2] = float(gravity[0]), float(gravity[1]), float(gravity[2])
+        self._g3[:] = g[:3]
+
+    @property
+    def gravity(self) -> np.ndarray:
+        """The gravity the calls use, root frame, m/s² (copy)."""
+        return self._gravity[:3].copy()
 
     @property
     def period(self) -> float:
@@ -202,19 +198,19 @@ def compute_efforts(
     try:
         status = k.OK
         if friction_on:
-            status = _friction_before(
+            status = k.friction_before_kernel(
                 efforts._tree, q, qd, qd_des, driven, efforts._ws, efforts._comp, efforts._mass,
                 loop.period, efforts._coef, guard.state[G_WEIGHT], table[3],
             )  # fmt: skip
         if status == k.OK and efforts._bounded and t is not None:
             if not abs(t - efforts._minv_t) < REFRESH:  # also the first time (NaN)
-                status = inverse_inertia_kernel(
+                status = k.inverse_inertia_kernel(
                     efforts._tree, q, efforts._ws, efforts._comp, efforts._mass, friction_on, efforts._minv
                 )
                 efforts._minv_t = t
             if status == k.OK:
                 lag = 0.5 * loop.period + loop.delay  # zero-order hold of one period, plus the delay
-                bound_gains_kernel(
+                k.bound_gains_kernel(
                     efforts._minv, efforts._law, law, lag, efforts._phase_lag, efforts.feedback_scale,
                     efforts._rows,
                 )  # fmt: skip
@@ -232,7 +228,7 @@ def compute_efforts(
     if friction_on:
         # the guard integrates the period since the previous call if that call left its sample
         run_guard = guard.enabled and 0.0 < dt <= 1.0 and loop.sample_t == last_t
-        _friction_after(
+        k.friction_after_kernel(
             efforts._tree, efforts._g3, efforts._ws, loop.prev, q, qd, qd_des, driven, dt, run_guard,
             efforts._mid, efforts._need, efforts._mass, guard.state, guard.clock, table[k.OUT_TOTAL],
             table[3],
@@ -249,52 +245,3 @@ def update_delay(delay: float, age: float, release: float = 0.02) -> float:
         return delay
     age = max(age, 0.0)
     return age if age > delay else delay + release * (age - delay)
-
-
-@njit
-def _friction_before(tree, q, qd, qd_des, driven, ws, comp, mass, period, coef, weights, row):
-    """M(q) into `mass`, then the friction row (friction_compensation.friction_kernel); a status."""
-    status = k.mass_matrix_kernel(tree, q, ws, comp, mass)
-    if status != k.OK:
-        return status
-    return k.BAD_SIZE * friction_kernel(qd, qd_des, driven, mass, period, coef, weights, row)
-
-
-@njit
-def _friction_after(
-    tree, g, ws, prev, q, qd, qd_des, driven, dt, run_guard, mid, need, mass, state, clock, total, row
-):
-    """The runaway guard's period since `prev` (when run_guard), then this call's sample into
-    `prev` (rows q, q̇, applied total, friction term) for the next one."""
-    if run_guard:
-        guard_step_kernel(tree, g, ws, prev, q, qd, qd_des, driven, dt, mid, need, mass, state, clock)
-    for i in range(len(q)):
-        prev[0, i] = q[i]
-        prev[1, i] = qd[i]
-        prev[2, i] = total[i]
-        prev[3, i] = row[i]
-    return 0
-
-
-_warmed = False
-
-
-def warm_friction_path() -> None:
-    """Compile (or load from numba's cache) the friction path's and the feedback bound's kernels
-    once per process, before the first cycle needs them."""
-    global _warmed
-    if _warmed:
-        return
-    _warm_kernels()
-    tree = np.zeros(k.TREE_STRIDE)
-    tree[[0, 4, 8, 14, 15]] = 1.0  # one revolute body about z, 1 kg
-    tree[k.PARENT], tree[k.JTYPE] = -1, k.REVOLUTE
-    x, i1, ws, comp = np.zeros(1), np.zeros(1, dtype=np.int64), np.zeros(k.WS_STRIDE), np.zeros(10)
-    table = np.zeros((4, 1))
-    _friction_before(tree, x, x, x, i1, ws, comp, np.zeros(1), 1e-3, np.ones((10, 1)), x, table[0])
-    _friction_after(
-        tree, np.zeros(3), ws, table, x, x, x, i1, 1e-3, True, np.zeros((3, 1)), np.zeros(1), np.ones(1),
-        np.zeros((6, 1)), np.array([0.0, 1.0, 0.0]), table[1], table[2],
-    )  # fmt: skip
-    warm_bound()
-    _warmed = True

@@ -9,7 +9,8 @@ body's spatial velocity, both in body i's frame, and S_i its joint's motion subs
 One pass root to tips (velocities, each body's momentum about its origin), one back (subtree
 sums): a few hundred flops for a 7-joint arm, no matrix formed. The Coriolis matrix itself is in
 `rnea_ros.algorithms.lagrangian`. The kernels (`momentum_kernel`, and `link_jacobian_kernel` for the tip
-wrench) live in `kernels`, next to the layout they read (numba's cache follows that file).
+wrench) live in `rnea_ros.compiled.kernels`, next to the layout they read (numba's cache follows
+that file); their typed entry points (MOMENTUM, ...) in `rnea_ros.compiled.entry_points`.
 """
 
 from __future__ import annotations
@@ -17,22 +18,16 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from rnea_ros.algorithms.dynamics import _single
+from rnea_ros.algorithms.dynamics import joint_vector
 from rnea_ros.compiled import kernels as k
-from rnea_ros.compiled.entry_points import FA, F, Kernel
+from rnea_ros.compiled.entry_points import MOMENTUM
 from rnea_ros.errors import RneaError
 from rnea_ros.model.data import Data
 from rnea_ros.model.robot_model import RobotModel
 
-__all__ = ["DAMPED_WRENCH", "LINK_JACOBIAN", "MOMENTUM", "OBSERVER_STEP", "S_STRIDE", "momentum_terms"]
+__all__ = ["S_STRIDE", "momentum_terms"]
 
 S_STRIDE = k.S_STRIDE
-
-MOMENTUM = Kernel(k.momentum_kernel, F, FA, FA, F, F, F, F)
-LINK_JACOBIAN = Kernel(k.link_jacobian_kernel, F, FA, F, F, F, F, F)
-DAMPED_WRENCH = Kernel(k.damped_wrench_kernel, F, FA, F, F, F)
-OBSERVER_STEP = Kernel(k.observer_step_kernel, F, F, FA, FA, FA, F, F, F, F, F, F, F, F)
-OBSERVER_KERNELS = (MOMENTUM, LINK_JACOBIAN, OBSERVER_STEP, DAMPED_WRENCH)  # the node's contact cycle
 
 
 def momentum_terms(
@@ -48,8 +43,8 @@ def momentum_terms(
     (default: the model's default data); `scratch` (n·12 floats) and `out` (two (n,) float64
     arrays) avoid allocation; RneaError for non-finite input."""
     n = model.nv
-    q = _single(model, q)
-    qd = _single(model, qd)
+    q = joint_vector(model, q)
+    qd = joint_vector(model, qd)
     if scratch is None:
         scratch = np.empty(n * S_STRIDE)
     p, ctqd = (np.empty(n), np.empty(n)) if out is None else out

@@ -34,8 +34,9 @@ import numpy.typing as npt
 
 from rnea_ros.algorithms.dynamics import gravity_torques, jacobian
 from rnea_ros.compiled import kernels as k
+from rnea_ros.compiled.entry_points import DAMPED_WRENCH, LINK_JACOBIAN, OBSERVER_STEP
 from rnea_ros.errors import RneaError
-from rnea_ros.estimation.momentum import DAMPED_WRENCH, LINK_JACOBIAN, OBSERVER_STEP, S_STRIDE, momentum_terms
+from rnea_ros.estimation.momentum import S_STRIDE, momentum_terms
 from rnea_ros.friction.model import Friction, friction_torques
 from rnea_ros.model.robot_model import GRAVITY, RobotModel
 

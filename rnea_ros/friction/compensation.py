@@ -54,16 +54,11 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from rnea_ros.compiled.jit import njit
+from rnea_ros.compiled import kernels as k
 from rnea_ros.errors import RneaError
 from rnea_ros.friction.model import Friction
 
 KAPPA = 1.0 / 3.0  # share of the scale's margin the sampling may spend
-
-# Rows of the coefficient table of `friction_kernel` (per joint).
-C_VISCOUS, C_COULOMB, C_STATIC, C_STRIBECK, C_SMOOTHING = range(5)
-C_SCALE, C_FF_SCALE, C_DEADBAND, C_VISCOUS_BOUND, C_COULOMB_BOUND = range(5, 10)
-C_ROWS = 10
 
 
 @dataclass(frozen=True)
@@ -155,87 +150,24 @@ def feedback_friction(
 
 
 def coefficient_table(friction: Friction, rules: CompensationRules) -> np.ndarray:
-    """The (C_ROWS, n) table `friction_kernel` reads; the bound rows hold a_max and c_max per unit
-    of M_ii / T."""
+    """The (FC_ROWS, n) table the compiled compensation (`kernels.friction_kernel`) reads; the
+    bound rows hold a_max and c_max per unit of M_ii / T."""
     n = friction.viscous.size
     g_v, k_c = gate_constants(rules.deadband, friction.smoothing_velocity)
     r = rules.margin_ratio
-    table = np.zeros((C_ROWS, n))
-    table[C_VISCOUS] = friction.viscous
-    table[C_COULOMB] = friction.coulomb
-    table[C_STATIC] = friction.static
-    table[C_STRIBECK] = friction.stribeck_velocity
-    table[C_SMOOTHING] = friction.smoothing_velocity
-    table[C_SCALE] = rules.scale
-    table[C_FF_SCALE] = rules.feedforward_scale
-    table[C_DEADBAND] = rules.deadband
+    table = np.zeros((k.FC_ROWS, n))
+    table[k.FC_VISCOUS] = friction.viscous
+    table[k.FC_COULOMB] = friction.coulomb
+    table[k.FC_STATIC] = friction.static
+    table[k.FC_STRIBECK] = friction.stribeck_velocity
+    table[k.FC_SMOOTHING] = friction.smoothing_velocity
+    table[k.FC_SCALE] = rules.scale
+    table[k.FC_FF_SCALE] = rules.feedforward_scale
+    table[k.FC_DEADBAND] = rules.deadband
     if math.isfinite(r):
-        table[C_VISCOUS_BOUND] = KAPPA * r / g_v
-        table[C_COULOMB_BOUND] = KAPPA * r * k_c
+        table[k.FC_VISCOUS_BOUND] = KAPPA * r / g_v
+        table[k.FC_COULOMB_BOUND] = KAPPA * r * k_c
     return table
-
-
-@njit
-def friction_kernel(qd, qd_des, driven, mass, period, coef, weight, out):
-    """The compensation per joint into `out` (n,): feedforward at qd_des where driven[i] != 0,
-    else feedback from qd bounded with M_ii = mass[i * n + i] (flat n × n) and `period` (s; ≤ 0:
-    no feedback compensation); each joint's result times weight[i] (the runaway guard's fade).
-    Returns 0, or 1 (nothing written) when a size does not match coef's n joints."""
-    n = coef.shape[1]
-    if coef.shape[0] != C_ROWS or len(qd) != n or len(qd_des) != n or len(driven) != n:
-        return 1
-    if len(mass) != n * n or len(weight) != n or len(out) != n:
-        return 1
-    for i in range(n):
-        coulomb = coef[C_COULOMB, i]
-        eps = coef[C_SMOOTHING, i]
-        if driven[i] != 0:
-            v = qd_des[i]
-            s = v / coef[C_STRIBECK, i]
-            level = coulomb + (coef[C_STATIC, i] - coulomb) * math.exp(-s * s)
-            tau = coef[C_FF_SCALE, i] * (coef[C_VISCOUS, i] * v + level * math.tanh(v / eps))
-        elif period > 0.0:
-            v = qd[i]
-            s = v / coef[C_STRIBECK, i]
-            level = coulomb + (coef[C_STATIC, i] - coulomb) * math.exp(-s * s)
-            per = mass[i * n + i] / period
-            alpha = coef[C_SCALE, i]
-            a = min(alpha * coef[C_VISCOUS, i], coef[C_VISCOUS_BOUND, i] * per)
-            c = min(alpha * level, coef[C_COULOMB_BOUND, i] * per)
-            deadband = coef[C_DEADBAND, i]
-            w = 1.0
-            if deadband > 0.0:
-                x = v / deadband
-                w = -math.expm1(-x * x)
-            tau = w * (a * v + c * math.tanh(v / eps))
-        else:
-            tau = 0.0
-        out[i] = weight[i] * tau
-    return 0
-
-
-_warm = False
-
-
-def warm() -> None:
-    """Compile (or load from numba's disk cache) the kernels of the friction compensation and of
-    the runaway guard for the array types `compute_efforts` passes, once per process."""
-    global _warm
-    if _warm:
-        return
-    from rnea_ros.compiled import kernels as k
-    from rnea_ros.friction.runaway_guard import G_ROWS, guard_kernel, guard_step_kernel
-
-    x, i1, coef = np.zeros(1), np.zeros(1, dtype=np.int64), np.ones((C_ROWS, 1))
-    friction_kernel(x, x, i1, np.ones(1), 1e-3, coef, np.ones(1), np.zeros((2, 1))[0])
-    state, clock = np.zeros((G_ROWS, 1)), np.array([0.0, 1.0, 0.0])
-    guard_kernel(state, clock, 1e-3, x, x, x, x, state[0], x, i1, np.ones(1))
-    tree = np.zeros(k.TREE_STRIDE)
-    tree[[0, 4, 8, 14, 15]] = 1.0  # one revolute body about z, 1 kg
-    tree[k.PARENT], tree[k.JTYPE] = -1, k.REVOLUTE
-    ws, prev, mid, g = np.zeros(k.WS_STRIDE), np.zeros((4, 1)), np.zeros((3, 1)), np.zeros(3)
-    guard_step_kernel(tree, g, ws, prev, x, x, x, i1, 1e-3, mid, np.zeros(1), np.ones(1), state, clock)
-    _warm = True
 
 
 def update_period(period: float, dt: float, release: float = 0.02) -> float:
@@ -254,10 +186,8 @@ __all__ = [
     "CompensationRules",
     "coefficient_table",
     "feedback_friction",
-    "friction_kernel",
     "gate",
     "gate_constants",
     "loop_bounds",
     "update_period",
-    "warm",
 ]

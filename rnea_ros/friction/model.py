@@ -16,6 +16,8 @@ import numpy as np
 from rnea_ros.errors import RneaError
 from rnea_ros.model.robot_model import RobotModel
 
+SMOOTHING_VELOCITY = 0.01  # v_ε, rad/s or m/s: the default of Friction, the nodes and identification
+
 
 def _per_joint(value, n: int, name: str, positive: bool = False) -> np.ndarray:
     a = (
@@ -37,7 +39,7 @@ class Friction:
 
     viscous: np.ndarray  # F_v, N m s/rad or N s/m
     coulomb: np.ndarray  # F_c, N m or N
-    smoothing_velocity: float = 0.01  # v_ε, rad/s or m/s
+    smoothing_velocity: float = SMOOTHING_VELOCITY  # v_ε, rad/s or m/s
     static: np.ndarray | None = None  # F_s ≥ F_c (Stribeck peak at rest); None = coulomb
     stribeck_velocity: np.ndarray | None = None  # v_s, rad/s or m/s; None = 0.1
 
@@ -55,7 +57,7 @@ class Friction:
         object.__setattr__(self, "smoothing_velocity", v_eps)
 
     @classmethod
-    def from_model(cls, model: RobotModel, smoothing_velocity: float = 0.01) -> Friction:
+    def from_model(cls, model: RobotModel, smoothing_velocity: float = SMOOTHING_VELOCITY) -> Friction:
         """Viscous from URDF <dynamics damping>, Coulomb from <dynamics friction>."""
         return cls(model.damping, model.coulomb, smoothing_velocity)
 

@@ -22,75 +22,21 @@ J, velocities rad/s or m/s.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
-from rnea_ros.compiled.jit import njit
-from rnea_ros.compiled.kernels import rnea_kernel
+from rnea_ros.compiled import kernels as k
+from rnea_ros.compiled.kernels import (  # the rows of the guard's state table
+    G_DISSIPATED,
+    G_ERROR,
+    G_INJECTED,
+    G_PREVIOUS,
+    G_ROWS,
+    G_TRIPPED,
+    G_WEIGHT,
+)
 from rnea_ros.errors import RneaError
 
-SPEED = 0.1  # rad/s (or m/s): velocity errors below this never trip the guard
-# Rows of the guard's state table (per joint) and slots of its clock.
-G_WEIGHT, G_TRIPPED, G_INJECTED, G_DISSIPATED, G_ERROR, G_PREVIOUS = range(6)
-G_ROWS = 6
-K_ELAPSED, K_WINDOW, K_TRIPS = range(3)
-
-
-@njit
-def guard_kernel(state, clock, dt, qd_prev, qd, applied, need, friction, qd_des, driven, mass):
-    """Integrate one period of length dt (s) into `state` (G_ROWS, n) and `clock`; at a window's
-    end decide which joints trip. mass: M(q) flat (n × n). Returns the number of new trips."""
-    n = len(qd)
-    window = clock[K_WINDOW]
-    for i in range(n):
-        vbar = 0.5 * (qd_prev[i] + qd[i])
-        state[G_INJECTED, i] += friction[i] * vbar * dt
-        state[G_DISSIPATED, i] += (applied[i] - need[i]) * vbar * dt
-        e = qd[i] - (qd_des[i] if driven[i] != 0 else 0.0)
-        state[G_ERROR, i] += e * e * dt
-        if state[G_TRIPPED, i] != 0.0:
-            state[G_WEIGHT, i] = max(0.0, state[G_WEIGHT, i] - dt / window)
-    clock[K_ELAPSED] += dt
-    trips = 0
-    if clock[K_ELAPSED] >= window:
-        elapsed = clock[K_ELAPSED]
-        for i in range(n):
-            rms = math.sqrt(state[G_ERROR, i] / elapsed)
-            floor = 0.5 * mass[i * n + i] * SPEED * SPEED
-            injected = state[G_INJECTED, i]
-            if (
-                state[G_TRIPPED, i] == 0.0
-                and rms > SPEED
-                and rms > state[G_PREVIOUS, i]
-                and injected > floor
-                and injected - state[G_DISSIPATED, i] > floor
-            ):
-                state[G_TRIPPED, i] = 1.0
-                trips += 1
-            state[G_PREVIOUS, i] = rms
-            state[G_INJECTED, i] = 0.0
-            state[G_DISSIPATED, i] = 0.0
-            state[G_ERROR, i] = 0.0
-        clock[K_ELAPSED] = 0.0
-        clock[K_TRIPS] += trips
-    return trips
-
-
-@njit
-def guard_step_kernel(tree, gravity, ws, prev, q, qd, qd_des, driven, dt, mid, need, mass, state, clock):
-    """One period since the previous sample `prev` (rows q, q̇, applied effort, friction term):
-    the effort the rigid-body model needs for the measured motion at the period's midpoint
-    (rnea at mean q, mean q̇ and Δq̇/dt, root-frame `gravity` 3 values) into `need`, then
-    `guard_kernel`. mid: (3, n) scratch. Returns the number of new trips (-1: rnea failed)."""
-    n = len(q)
-    for i in range(n):
-        mid[0, i] = 0.5 * (prev[0, i] + q[i])
-        mid[1, i] = 0.5 * (prev[1, i] + qd[i])
-        mid[2, i] = (qd[i] - prev[1, i]) / dt
-    if rnea_kernel(tree, mid[0], mid[1], mid[2], gravity, ws, need) != 0:
-        return -1
-    return guard_kernel(state, clock, dt, prev[1], qd, prev[2], need, prev[3], qd_des, driven, mass)
+SPEED = k.GUARD_SPEED  # rad/s (or m/s): velocity errors below this never trip the guard
 
 
 class RunawayGuard:
@@ -102,7 +48,7 @@ class RunawayGuard:
         self.n = n
         self.window = float(window)
         self.state = np.zeros((G_ROWS, n))
-        self.clock = np.zeros(3)
+        self.clock = np.zeros(k.K_SIZE)
         self.reset()
 
     def reset(self) -> None:
@@ -111,7 +57,7 @@ class RunawayGuard:
         self.state[G_WEIGHT] = 1.0
         self.state[G_PREVIOUS] = np.inf  # the first window has nothing to have grown from
         self.clock[:] = 0.0
-        self.clock[K_WINDOW] = self.window
+        self.clock[k.K_WINDOW] = self.window
 
     @property
     def enabled(self) -> bool:
@@ -130,14 +76,17 @@ class RunawayGuard:
     @property
     def trips(self) -> int:
         """Trips since the last reset."""
-        return int(self.clock[K_TRIPS])
-
-    def update(self, dt, qd_prev, qd, applied, need, friction, qd_des, driven, mass) -> int:
-        """One period (see `guard_kernel`); arrays float64 (n,), driven int64 (n,), mass (n*n,)."""
-        if not self.enabled or not 0.0 < dt <= 1.0:
-            return 0
-        state, clock = self.state, self.clock
-        return guard_kernel(state, clock, dt, qd_prev, qd, applied, need, friction, qd_des, driven, mass)
+        return int(self.clock[k.K_TRIPS])
 
 
-__all__ = ["SPEED", "RunawayGuard", "guard_kernel", "guard_step_kernel"]
+__all__ = [
+    "G_DISSIPATED",
+    "G_ERROR",
+    "G_INJECTED",
+    "G_PREVIOUS",
+    "G_ROWS",
+    "G_TRIPPED",
+    "G_WEIGHT",
+    "SPEED",
+    "RunawayGuard",
+]

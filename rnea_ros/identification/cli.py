@@ -34,7 +34,8 @@ from pathlib import Path
 
 import numpy as np
 
-from rnea_ros.errors import URDFError
+from rnea_ros.errors import RneaError, URDFError
+from rnea_ros.friction.model import SMOOTHING_VELOCITY
 from rnea_ros.identification.bag import read_joint_states
 from rnea_ros.identification.checks import MAX_CONDITION, check
 from rnea_ros.identification.fit import (
@@ -60,7 +61,7 @@ EXIT_BAD_INPUT = 2
 EXIT_WARNINGS = 3
 
 
-class BadInput(Exception):
+class BadInput(RneaError):
     """Input the tool cannot use; the message is printed as one line."""
 
 
@@ -118,7 +119,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     ap.add_argument("--prior-weight", type=float, default=1.0, help="ridge weight toward the URDF values")
     ap.add_argument(
-        "--smoothing-velocity", type=float, default=0.01, help="tanh Coulomb velocity scale, rad/s"
+        "--smoothing-velocity",
+        type=float,
+        default=SMOOTHING_VELOCITY,
+        help="tanh Coulomb velocity scale, rad/s",
     )
     ap.add_argument(
         "--min-speed",

@@ -40,9 +40,9 @@ from scipy import linalg, optimize, signal
 
 from rnea_ros.algorithms.dynamics import GRAVITY
 from rnea_ros.errors import RneaError
+from rnea_ros.friction.model import SMOOTHING_VELOCITY
 from rnea_ros.identification.regressor import (
     PER_BODY,
-    SMOOTHING_VELOCITY,
     body_columns,
     body_links,
     joint_columns,

@@ -33,17 +33,31 @@ import numpy.typing as npt
 
 from rnea_ros.algorithms.configuration import base_placement
 from rnea_ros.algorithms.dynamics import GRAVITY
-from rnea_ros.compiled.kernels import BODY_STRIDE, PRISMATIC, RT_MASS
+from rnea_ros.compiled.kernels import (
+    B_ARMATURE,
+    B_AXIS,
+    B_INERTIA,
+    B_MASS,
+    B_MOMENT,
+    B_POS,
+    B_ROT,
+    BODY_STRIDE,
+    PRISMATIC,
+    RT_MASS,
+)
 from rnea_ros.errors import RneaError
+from rnea_ros.friction.model import SMOOTHING_VELOCITY
 from rnea_ros.model.robot_model import RobotModel
 
 PER_BODY = 10
 BODY_PARAMETERS = ("m", "mx", "my", "mz", "Ixx", "Ixy", "Iyy", "Ixz", "Iyz", "Izz")
 JOINT_PARAMETERS = ("viscous", "coulomb", "armature")
-SMOOTHING_VELOCITY = 0.01  # rad/s or m/s, the default of Friction and of the node
 # π inertia order (xx, xy, yy, xz, yz, zz) → offsets in a body record (xx, xy, xz, yy, yz, zz)
-_INERTIA_SLOTS = np.array([19, 20, 22, 21, 23, 24])
-_ROOT_SLOTS = np.array([RT_MASS, RT_MASS + 1, RT_MASS + 2, RT_MASS + 3, *(_INERTIA_SLOTS - 19 + RT_MASS + 4)])
+_INERTIA_SLOTS = B_INERTIA + np.array([0, 1, 3, 2, 4, 5])
+# π's mass and first moment (m, mx, my, mz) → offsets in a body record
+_MASS_MOMENT = np.array([B_MASS, B_MOMENT, B_MOMENT + 1, B_MOMENT + 2])
+# π's (m, mx, my, mz, inertia in π order) → offsets in a root record (RT_MASS, then as in a body)
+_ROOT_SLOTS = RT_MASS - B_MASS + np.concatenate([_MASS_MOMENT, _INERTIA_SLOTS])
 _BASE_ROWS = {6: [0, 1, 2, 3, 4, 5], 3: [0, 1, 5]}  # root_nv → spatial rows of the root velocities
 
 
@@ -94,9 +108,9 @@ def standard_parameters(model: RobotModel) -> np.ndarray:
     """π of the model (payload included, as in `model.body`), with its URDF damping, friction and
     armature; see the module docstring for the layout and units."""
     rec = model.body.reshape(model.njoints, BODY_STRIDE)
-    inertial = np.concatenate([rec[:, 15:19], rec[:, _INERTIA_SLOTS]], axis=1).reshape(-1)
+    inertial = np.concatenate([rec[:, _MASS_MOMENT], rec[:, _INERTIA_SLOTS]], axis=1).reshape(-1)
     base = model.root_record[_ROOT_SLOTS] if model.floating else np.zeros(0)
-    return np.concatenate([inertial, base, model.damping, model.coulomb, rec[:, BODY_STRIDE - 1]])
+    return np.concatenate([inertial, base, model.damping, model.coulomb, rec[:, B_ARMATURE]])
 
 
 def _readonly(a: np.ndarray) -> np.ndarray:
@@ -127,9 +141,9 @@ def with_parameters(model: RobotModel, pi: npt.ArrayLike) -> RobotModel:
             raise RneaError(f"pi: {names[cols.start + bad[0]]} must be >= 0, got {pi[cols][bad[0]]}")
     body = model.body.reshape(n, BODY_STRIDE).copy()
     inertial = pi[: PER_BODY * n].reshape(n, PER_BODY)
-    body[:, 15:19] = inertial[:, :4]
+    body[:, _MASS_MOMENT] = inertial[:, :4]
     body[:, _INERTIA_SLOTS] = inertial[:, 4:]
-    body[:, BODY_STRIDE - 1] = pi[joint_columns(model, "armature")]
+    body[:, B_ARMATURE] = pi[joint_columns(model, "armature")]
     body = _readonly(body.reshape(-1))
     root = model.root_record.copy()
     if model.floating:
@@ -230,7 +244,8 @@ def regressor(
     dw = np.empty((n, N, 3))  # angular acceleration, body frame
     acc = np.empty((n, N, 3))  # linear acceleration of the body origin minus gravity, body frame
     for i in range(n):
-        r_tree, p_tree, e = rec[i, 0:9].reshape(3, 3), rec[i, 9:12], rec[i, 12:15]
+        r_tree = rec[i, B_ROT : B_ROT + 9].reshape(3, 3)
+        p_tree, e = rec[i, B_POS : B_POS + 3], rec[i, B_AXIS : B_AXIS + 3]
         lam = int(model.parent[i])
         prismatic = model.jtype[i] == PRISMATIC
         if prismatic:
@@ -271,7 +286,7 @@ def regressor(
     force0 = r0 @ force
     moment0 = r0 @ moment + np.cross(p0[..., None, :], force0.swapaxes(-1, -2)).swapaxes(-1, -2)
     # Joint j's unit motion (angular; linear at the root origin), root frame
-    z = np.einsum("inab,ib->ina", r0, rec[:, 12:15])
+    z = np.einsum("inab,ib->ina", r0, rec[:, B_AXIS : B_AXIS + 3])
     revolute = (model.jtype != PRISMATIC)[:, None, None]
     s_ang = np.where(revolute, z, 0.0)
     s_lin = np.where(revolute, np.cross(p0, z), z)

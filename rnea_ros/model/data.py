@@ -11,7 +11,7 @@ Data (the default one is shared by all users of the model).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -25,8 +25,12 @@ from rnea_ros.compiled.kernels import (
     packed_slices,
 )
 
-if TYPE_CHECKING:
-    from rnea_ros.model.robot_model import RobotModel
+
+class SizedModel(Protocol):
+    """What a Data needs of its model (a `RobotModel`): the number of joints, nv."""
+
+    @property
+    def nv(self) -> int: ...
 
 
 class Data:
@@ -38,7 +42,7 @@ class Data:
 
     __slots__ = ("_gravity_key", "_gravity_slot", "_packed", "_source", "comp", "nv", "wrench_layout", "ws")
 
-    def __init__(self, model: RobotModel) -> None:
+    def __init__(self, model: SizedModel) -> None:
         n = model.nv
         self.nv: int = n
         self._source: np.ndarray | None = None  # the packed record of the model whose tree is copied in

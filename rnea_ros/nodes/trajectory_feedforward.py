@@ -3,10 +3,11 @@ every point, slowed down (or rejected) where the effort or velocity limits deman
 joint_trajectory_controller (JTC, Jazzy >= 4.22) with an effort command interface.
 
 A thin adapter over `rnea_ros.trajectory.jtc_points` (model and parameters as the inverse_dynamics
-node: `runtime.py`'s shared pieces). ~/trajectory_in names any subset of the model's joints
-(`joints`) in any order; the other joints stay at their last measured position on joint_states
-(0 before any arrives). ~/trajectory_out keeps the input's header (stamp = start time, 0 = on
-arrival at JTC) and joint order; its points are JTC's spline through the input resampled every
+node: rnea_ros.ros.model_source and rnea_ros.ros.law_params; the schema TRAJECTORY_FEEDFORWARD is
+below). ~/trajectory_in names any subset of the model's joints (`joints`) in any order; the other
+joints stay at their last measured position on joint_states (0 before any arrives).
+~/trajectory_out keeps the input's header (stamp = start time, 0 = on arrival at JTC) and joint
+order; its points are JTC's spline through the input resampled every
 `resample_period` s, each with positions, velocities, accelerations and efforts. A first point
 later than 0 is joined to the measured state, which becomes the first output point at 0 (what JTC
 itself would do), so that part is annotated too. An empty trajectory (JTC: cancel) goes out as
@@ -17,35 +18,23 @@ from __future__ import annotations
 
 import sys
 import time
-from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 from typing import cast
 
 import numpy as np
 from builtin_interfaces.msg import Duration
-from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
-from std_msgs.msg import String
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from rnea_ros.errors import ParameterError
 from rnea_ros.friction.model import Friction
 from rnea_ros.model.robot_model import RobotModel
-from rnea_ros.nodes.inverse_dynamics.runtime import (
-    compensated,
-    ee_wrench,
-    friction_of,
-    output_joints,
-    per_joint_parameters_fit,
-    with_armature,
-    with_payload,
-)
-from rnea_ros.ros import parameters
+from rnea_ros.ros import diagnostics, parameters
 from rnea_ros.ros.common import (
-    DESCRIPTION_QOS,
     JOINT_STATES_QOS,
     ThrottledLog,
     guarded,
@@ -53,12 +42,62 @@ from rnea_ros.ros.common import (
     run_node,
     trajectory_points,
 )
-from rnea_ros.trajectory.efforts import trajectory_efforts
+from rnea_ros.ros.diagnostics import NodeStats
+from rnea_ros.ros.law_params import (
+    LAW_PARAMS,
+    compensated,
+    ee_wrench,
+    friction_of,
+    with_armature,
+    with_payload,
+)
+from rnea_ros.ros.model_source import (
+    MODEL_PARAMS,
+    model_from_urdf,
+    output_joints,
+    per_joint_parameters_fit,
+    start_model_source,
+)
+from rnea_ros.ros.schema import Param, table
+from rnea_ros.trajectory.efforts import DEFAULT_RESAMPLE_PERIOD, trajectory_efforts
 from rnea_ros.trajectory.joint_map import JointMap
 from rnea_ros.trajectory.jtc_points import effort_trajectory
 from rnea_ros.trajectory.time_scaling import minimal_time_scale
 
-SCHEMA = parameters.TRAJECTORY_FEEDFORWARD
+
+def _joints_for_trajectories() -> Param:
+    base = {p.name: p for p in MODEL_PARAMS}["joints"]
+    return replace(
+        base,
+        description="joints trajectories may move, and the order of per-joint friction values (empty: "
+        "the model's movable joints)",
+    )
+
+
+TRAJECTORY_FEEDFORWARD = table(
+    (
+        *(_joints_for_trajectories() if p.name == "joints" else p for p in MODEL_PARAMS),
+        *LAW_PARAMS,
+        Param(
+            "resample_period",
+            "double",
+            DEFAULT_RESAMPLE_PERIOD,
+            "time between the output points, s (JTC interpolates the efforts linearly between them)",
+            bounds=(0.0005, 1.0),
+        ),
+        Param(
+            "on_limit",
+            "string",
+            "slow_down",
+            "a trajectory beyond the effort or velocity limits: 'slow_down' (smallest uniform time "
+            "stretch k >= 1), 'reject' (nothing goes out) or 'time_optimal' (TOPP-RA re-timing, needs "
+            "the toppra package)",
+            choices=("slow_down", "reject", "time_optimal"),
+        ),
+        Param("diagnostics_period", "double", 1.0, "period of /diagnostics, s", True, bounds=(0.05, 60.0)),
+    )
+)
+SCHEMA = TRAJECTORY_FEEDFORWARD
 MAX_JOINTS = 1000  # joint_states names remembered before a model is loaded
 
 
@@ -123,7 +162,7 @@ def build_setup(base: RobotModel, params: dict) -> Setup:
         model=model,
         joints=joints,
         friction=friction_of(model, params, output, params["friction.feedforward_scale"]),
-        # 3 values: the schema's length rule (parameters.LAW_PARAMS)
+        # 3 values: the schema's length rule (LAW_PARAMS)
         gravity=cast(tuple[float, float, float], tuple(float(g) for g in params["gravity"])),
         compensate=compensated(params),
         wrenches=None if link is None else {link: root},
@@ -165,15 +204,13 @@ class Decision:
 
 
 @dataclass
-class Stats:
+class Stats(NodeStats):
+    """NodeStats' counters and the trajectories'."""
+
     received: int = 0
     published: int = 0
     slowed: int = 0
-    rejected: Counter = field(default_factory=Counter)  # reason → count
-    problems_in_period: int = 0
     last: Decision | None = None
-    model_error: str = ""
-    internal_errors: dict[str, str] = field(default_factory=dict)
 
 
 class TrajectoryFeedforwardNode(Node):
@@ -202,13 +239,7 @@ class TrajectoryFeedforwardNode(Node):
         self.add_on_set_parameters_callback(self._on_set_parameters)
         self.add_post_set_parameters_callback(guard("parameters", self._on_parameters_set))
         self.create_timer(self._params["diagnostics_period"], guard("diagnostics", self._publish_diagnostics))
-        if self._params["robot_description"]:
-            self._load_description(self._params["robot_description"], "parameter robot_description")
-        else:
-            self.create_subscription(
-                String, "robot_description", guard("robot_description", self._on_description), DESCRIPTION_QOS
-            )
-            self.get_logger().info("waiting for a URDF on topic robot_description")
+        start_model_source(self, self._params, self._load_description, guard)
 
     # --- safety net ------------------------------------------------------------------------
 
@@ -218,30 +249,20 @@ class TrajectoryFeedforwardNode(Node):
         return guarded(where, callback, self._internal_error)
 
     def _internal_error(self, where: str, text: str) -> None:
-        self.stats.internal_errors[where] = text
-        self.stats.problems_in_period += 1
+        self.stats.internal_error(where, text)
         self._log(f"internal_error.{where}", f"{where} callback failed ({text})")
 
     # --- model and parameters --------------------------------------------------------------
 
-    def _on_description(self, msg: String) -> None:
-        self._load_description(msg.data, "topic robot_description")
-
     def _load_description(self, xml: str, source: str) -> None:
         params, old = self._params, self._setup
         try:
-            base = RobotModel.from_urdf(
-                xml,
-                root_link=params["root_link"] or None,
-                tip_link=params["tip_link"] or None,
-                strict=params["strict_model"],
-            )
+            base = model_from_urdf(xml, params)
             setup = build_setup(base, params)
             if old is not None:
                 per_joint_parameters_fit(params, old.joints, setup.joints, SCHEMA)
         except ValueError as exc:
-            self.stats.model_error = f"{source}: {exc}"
-            self.stats.problems_in_period += 1
+            self.stats.model_rejected(f"{source}: {exc}")
             kept = "the previous model stays" if old else "no model loaded"
             self.get_logger().error(f"rejected robot description from {source}: {exc} ({kept})")
             return
@@ -300,8 +321,7 @@ class TrajectoryFeedforwardNode(Node):
                 self._measured[name] = (float(q), float(v))
 
     def _reject(self, reason_key: str, text: str, decision: Decision | None = None) -> None:
-        self.stats.rejected[reason_key] += 1
-        self.stats.problems_in_period += 1
+        self.stats.reject(reason_key, text)
         self.stats.last = decision or Decision("rejected", text)
         self.get_logger().warn(f"trajectory rejected: {text}")
 
@@ -491,12 +511,12 @@ class TrajectoryFeedforwardNode(Node):
             "trajectories_published": str(stats.published),
             "trajectories_slowed_down": str(stats.slowed),
             "trajectories_rejected": str(sum(stats.rejected.values())),
-            **{f"rejected.{k}": str(v) for k, v in sorted(stats.rejected.items())},
+            **stats.rejected_values(),
             "joints_measured": str(len(self._measured)),
             "trajectory_out_subscribers": str(self._out.get_subscription_count()),
             "last_model_error": stats.model_error,
             **({} if stats.last is None else stats.last.values()),
-            **{f"internal_error.{w}": text for w, text in sorted(stats.internal_errors.items())},
+            **stats.internal_error_values(),
         }
         last = stats.last
         if setup is None:
@@ -509,17 +529,10 @@ class TrajectoryFeedforwardNode(Node):
             level, message = DiagnosticStatus.OK, "waiting for a trajectory"
         else:
             level, message = DiagnosticStatus.OK, f"last trajectory {last.outcome}: {last.reason}"
-        status = DiagnosticStatus(
-            level=level,
-            name=f"{self.get_fully_qualified_name()}: trajectory feedforward",
-            message=message,
-            hardware_id="" if setup is None else setup.base.name,
-            values=[KeyValue(key=k, value=v) for k, v in values.items()],
-        )
-        msg = DiagnosticArray(status=[status])
-        msg.header.stamp = self.get_clock().now().to_msg()
-        self._diag_pub.publish(msg)
-        stats.problems_in_period = 0
+        name = f"{self.get_fully_qualified_name()}: trajectory feedforward"
+        status = diagnostics.status(name, level, message, "" if setup is None else setup.base.name, values)
+        diagnostics.publish(self._diag_pub, self.get_clock().now().to_msg(), [status])
+        stats.new_period()
 
 
 def _duration(t: float) -> Duration:
@@ -548,7 +561,7 @@ def main(args: list[str] | None = None) -> int:
     return run_node(args, TrajectoryFeedforwardNode, "trajectory_feedforward")
 
 
-__all__ = ["TrajectoryFeedforwardNode", "build_setup", "check_parameters", "main"]
+__all__ = ["TRAJECTORY_FEEDFORWARD", "TrajectoryFeedforwardNode", "build_setup", "check_parameters", "main"]
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -41,10 +41,6 @@ class Param:
         assert self.type in TYPES, self.type
         assert self.per_joint in ("", "n", "1|n", "urdf|n"), self.per_joint
 
-    @property
-    def is_array(self) -> bool:
-        return self.type.endswith("_array")
-
     def doc(self) -> str:
         """The description with the rules appended, as rqt_reconfigure and the README show it."""
         rules = []

@@ -12,7 +12,6 @@ Units: rad, rad/s, N m, J, s (or m, m/s, N for prismatic joints).
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 import mujoco
@@ -25,8 +24,6 @@ from rnea_ros.model.robot_model import RobotModel
 from rnea_ros.sim.mujoco_arm import MujocoArm
 from rnea_ros.sim.report import Recording
 from rnea_ros.sim.scenario import LEAD, MODEL_TERMS, SETTLE, Config, home_of, split_arm
-
-Desired = Callable[[float], tuple[np.ndarray, np.ndarray, np.ndarray]]  # t → q, q̇, q̈ of `joints`
 
 
 class Loop:

@@ -25,7 +25,6 @@ import argparse
 import json
 import sys
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -36,19 +35,16 @@ from rnea_ros.algorithms.dynamics import rnea
 from rnea_ros.control.effort_law import EffortLaw
 from rnea_ros.estimation.observer import TipWrench, observe
 from rnea_ros.friction.model import friction_torques
-from rnea_ros.identification.excitation import design
 from rnea_ros.model.example_robots import example_urdf_path
 from rnea_ros.model.robot_model import RobotModel
 from rnea_ros.sim.closed_loop import Loop
+from rnea_ros.sim.contact_scenario import PULSE, THRESHOLD_MARGIN, Disturbance, fast_motion, first_flag
 from rnea_ros.sim.scenario import MODEL_TERMS, gains, home_of, split_arm
 
 GAIN = 100.0  # observer gain K_O, rad/s (time constant 10 ms)
-THRESHOLD_MARGIN = 1.5
 THRESHOLD_FLOOR = 0.5  # N m
 SETTLE_CONSTANTS = 5.0  # observer time constants skipped after an onset before scoring
-PULSE = 25e-3  # s
 ENCODER_BITS = 20
-Disturbance = Callable[[float], np.ndarray]  # t → [force (3), torque (3)] applied to the link, world axes
 
 
 @dataclass
@@ -61,25 +57,6 @@ class Record:
     effort: np.ndarray  # applied over the step that ended at t
     tau_ext: np.ndarray  # (N, n) true external joint torques over that step
     wrench: np.ndarray  # (N, 6) wrench the link exerts on its environment, root axes, about its origin
-
-
-def fast_motion(model: RobotModel, chain: list[str], home: dict[str, float], duration: float, seed: int):
-    """A multi-sine for `chain` faster than the demo's (velocity_scale 0.8, 6 rad/s² bound)."""
-    index = [model.joint_index(j) for j in chain]
-    q0 = np.array([home.get(j, 0.0) for j in model.joint_names])[index]
-    return design(
-        q0,
-        model.position_lower[index],
-        model.position_upper[index],
-        model.velocity_limit[index],
-        6.0,
-        duration=duration,
-        ramp=min(1.0, duration / 4),
-        frequency_range=(0.3, 1.0),
-        max_amplitude=0.6,
-        velocity_scale=0.8,
-        seed=seed,
-    )
 
 
 def simulate(
@@ -175,12 +152,6 @@ def delay_to_half(estimate: np.ndarray, truth: np.ndarray, t: np.ndarray, onset:
     target = 0.5 * truth[last, j]
     hit = np.flatnonzero(after & (np.sign(target) * estimate[:, j] >= abs(target)))
     return float(t[hit[0]] - onset) if hit.size else float("inf")
-
-
-def first_flag(r: np.ndarray, thresholds: np.ndarray, t: np.ndarray, start: float) -> float:
-    """Time of the first |r_i| > threshold_i at or after `start` (inf: none)."""
-    hit = np.flatnonzero((t >= start) & (np.abs(r) > thresholds).any(axis=1))
-    return float(t[hit[0]]) if hit.size else float("inf")
 
 
 def run(urdf: str, tip: str, elbow: str, minutes: float, calibrate: float = 20.0, seed: int = 0) -> dict:

@@ -12,10 +12,11 @@ from typing import Any
 
 import numpy as np
 
+from rnea_ros.errors import RneaError
 from rnea_ros.sim.scenario import SETTLE
 
 
-class RealTimeLost(RuntimeError):
+class RealTimeLost(RneaError, RuntimeError):
     """A real-time run stopped early: the machine did not keep real time (the message says how
     far it was off); `recording` holds the run until then when it could be saved."""
 

@@ -28,6 +28,7 @@ import numpy as np
 import yaml
 
 from rnea_ros.algorithms.dynamics import gravity_torques, mass_matrix
+from rnea_ros.errors import RneaError
 from rnea_ros.model.example_robots import example_urdf_path
 from rnea_ros.model.robot_model import RobotModel
 
@@ -51,7 +52,7 @@ TAIL = 0.5  # s recorded after the last trajectory
 NODE = "/inverse_dynamics"
 
 
-class Refused(ValueError):
+class Refused(RneaError):
     """The demo cannot run this robot (the message says why)."""
 
 

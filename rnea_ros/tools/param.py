@@ -28,6 +28,7 @@ from rcl_interfaces.msg import Parameter, ParameterDescriptor, ParameterType, Pa
 from rcl_interfaces.srv import DescribeParameters, GetParameters, ListParameters, SetParameters
 from rclpy.node import Node
 
+from rnea_ros.errors import RneaError
 from rnea_ros.tools.common import EXIT_BAD_INPUT, fail, start_rclpy
 
 PROG = "rnea_ros_param"
@@ -56,7 +57,7 @@ _FIELDS = {
 }
 
 
-class NoAnswer(Exception):
+class NoAnswer(RneaError):
     """The node's service did not answer in time."""
 
 
@@ -158,8 +159,8 @@ def run(client: Client, args: argparse.Namespace) -> int:
         kind = TYPE_NAMES[values[0].type]
         print(f"{kind[0].upper()}{kind[1:]} value is: {value_of(values[0])}")
         return 0
+    declared = client.describe(args.name).type  # NoAnswer (an RneaError) goes to main
     try:
-        declared = client.describe(args.name).type
         value = parameter_value(yaml.safe_load(args.value) if args.value != "" else "", declared)
     except (yaml.YAMLError, ValueError) as exc:
         return fail(PROG, f"VALUE '{args.value}': {exc}")

@@ -71,7 +71,7 @@ def resample(
     return (t, *sampler.sample(t, inclusive=True))
 
 
-def _switches(compensate: Iterable[str]) -> frozenset[str]:
+def compensated_terms(compensate: Iterable[str]) -> frozenset[str]:
     terms = frozenset(compensate) if not isinstance(compensate, str) else frozenset([compensate])
     unknown = sorted(terms - set(COMPENSABLE))
     if unknown:
@@ -95,7 +95,7 @@ def _states(model: RobotModel, q, qd, qdd) -> tuple[np.ndarray, np.ndarray, np.n
     return arrays[0], arrays[1], arrays[2]
 
 
-def _friction(model: RobotModel, friction: Friction | None) -> Friction | None:
+def checked_friction(model: RobotModel, friction: Friction | None) -> Friction | None:
     if friction is not None and friction.viscous.shape != (model.nv,):
         raise RneaError(f"friction must have {model.nv} joints, got {friction.viscous.size}")
     return friction
@@ -116,8 +116,8 @@ def trajectory_efforts(
     coriolis c(q, q̇), inertia M(q) q̈, friction τ_f(q̇) (none when `friction` is None), wrench
     Σ Jᵀ F; the node's feedforward at the desired state, without feedback. One batch `rnea`."""
     q, qd, qdd = _states(model, q, qd, qdd)
-    terms = _switches(compensate)
-    friction = _friction(model, friction)
+    terms = compensated_terms(compensate)
+    friction = checked_friction(model, friction)
     zeros = np.zeros_like(q)
     tau = rnea(
         model,
@@ -146,8 +146,8 @@ def effort_terms(
     """Each term of `trajectory_efforts` (N, n) by name, for the terms in `compensate` (their
     sum is `trajectory_efforts`, to rounding); one batch call per term."""
     q, qd, qdd = _states(model, q, qd, qdd)
-    terms = _switches(compensate)
-    friction = _friction(model, friction)
+    terms = compensated_terms(compensate)
+    friction = checked_friction(model, friction)
     zeros = np.zeros_like(q)
     out: dict[str, np.ndarray] = {}
     if "gravity" in terms:

@@ -101,6 +101,3 @@ class JointMap:
             raise RneaError(f"values must have {self.nv} columns (model order), got {values.shape}")
         return values[..., self.index]
 
-    def restrict_limits(self, limits: npt.ArrayLike) -> np.ndarray:
-        """Per-joint model-order limits (n,) (or a scalar) as the trajectory's (m,)."""
-        return np.broadcast_to(np.asarray(limits, dtype=float), (self.nv,))[self.index].copy()

@@ -30,13 +30,13 @@ from rnea_ros.friction.model import Friction
 from rnea_ros.model.robot_model import RobotModel
 from rnea_ros.trajectory.efforts import (
     DEFAULT_RESAMPLE_PERIOD,
-    _friction,
-    _switches,
+    checked_friction,
+    compensated_terms,
     trajectory_efforts,
     uniform_times,
 )
 from rnea_ros.trajectory.sampling import TrajectorySampler
-from rnea_ros.trajectory.time_scaling import _checked, _per_joint
+from rnea_ros.trajectory.time_scaling import checked_joints, per_joint_limit
 
 _ZERO_GRAVITY = np.zeros(3)
 _NO_LIMIT = 1e9  # stands for an infinite limit in toppra's linear programs
@@ -159,18 +159,18 @@ def time_optimal_parameterisation(
         raise RneaError(f"positions must have {model.nv} columns (model order), got {sampler.nv}")
     if sampler.duration <= 0:
         raise RneaError("the trajectory needs at least two points")
-    terms = _switches(compensate)
-    friction = _friction(model, friction)
+    terms = compensated_terms(compensate)
+    friction = checked_friction(model, friction)
     coulomb = np.zeros(model.nv)
     if "friction" in terms and friction is not None:
         if np.any(friction.viscous != 0):
             raise RneaError("friction: TOPP-RA cannot model viscous friction (linear in path speed)")
         static = friction.coulomb if friction.static is None else friction.static  # None: coulomb
         coulomb = np.maximum(friction.coulomb, static)
-    tau_lim = _per_joint(effort_limit, model.effort_limit, "effort_limit")
-    v_lim = _per_joint(velocity_limit, model.velocity_limit, "velocity_limit")
+    tau_lim = per_joint_limit(effort_limit, model.effort_limit, "effort_limit")
+    v_lim = per_joint_limit(velocity_limit, model.velocity_limit, "velocity_limit")
     checked = np.zeros(model.nv, dtype=bool)
-    checked[_checked(model, joints)] = True
+    checked[checked_joints(model, joints)] = True
     tau_bound = np.where(checked & np.isfinite(tau_lim), tau_lim, _NO_LIMIT)
     v_bound = np.where(checked & np.isfinite(v_lim), v_lim, _NO_LIMIT)
     count = int(gridpoints or min(_MAX_GRID, max(100, 4 * int(np.ceil(sampler.duration / period)))))

@@ -39,8 +39,8 @@ from rnea_ros.friction.model import Friction
 from rnea_ros.model.robot_model import RobotModel
 from rnea_ros.trajectory.efforts import (
     DEFAULT_RESAMPLE_PERIOD,
-    _friction,
-    _switches,
+    checked_friction,
+    compensated_terms,
     resample,
     trajectory_efforts,
     uniform_times,
@@ -182,7 +182,7 @@ class _Decomposition:
             self.b = self.f = zeros
 
 
-def _per_joint(value, default: np.ndarray, name: str) -> np.ndarray:
+def per_joint_limit(value, default: np.ndarray, name: str) -> np.ndarray:
     if value is None:
         return np.asarray(default, dtype=float).copy()
     try:
@@ -194,7 +194,7 @@ def _per_joint(value, default: np.ndarray, name: str) -> np.ndarray:
     return a
 
 
-def _checked(model: RobotModel, joints: Iterable[str] | None) -> np.ndarray:
+def checked_joints(model: RobotModel, joints: Iterable[str] | None) -> np.ndarray:
     if joints is None:
         return np.arange(model.nv)
     names = [joints] if isinstance(joints, str) else list(joints)
@@ -262,11 +262,11 @@ def minimal_time_scale(
     sampler = TrajectorySampler(*points)
     if sampler.nv != model.nv:
         raise RneaError(f"positions must have {model.nv} columns (model order), got {sampler.nv}")
-    terms = _switches(compensate)
-    friction = _friction(model, friction)
-    tau_lim = _per_joint(effort_limit, model.effort_limit, "effort_limit")
-    v_lim = _per_joint(velocity_limit, model.velocity_limit, "velocity_limit")
-    checked = _checked(model, joints)
+    terms = compensated_terms(compensate)
+    friction = checked_friction(model, friction)
+    tau_lim = per_joint_limit(effort_limit, model.effort_limit, "effort_limit")
+    v_lim = per_joint_limit(velocity_limit, model.velocity_limit, "velocity_limit")
+    checked = checked_joints(model, joints)
     law: dict[str, Any] = {
         "gravity": gravity,
         "friction": friction,
@@ -363,16 +363,16 @@ def check_limits(
     sampler = TrajectorySampler(*points)
     if sampler.nv != model.nv:
         raise RneaError(f"positions must have {model.nv} columns (model order), got {sampler.nv}")
-    terms, friction = _switches(compensate), _friction(model, friction)
+    terms, friction = compensated_terms(compensate), checked_friction(model, friction)
     law: dict[str, Any] = {
         "gravity": gravity,
         "friction": friction,
         "compensate": terms,
         "wrenches": wrenches,
     }
-    tau_lim = _per_joint(effort_limit, model.effort_limit, "effort_limit")
-    v_lim = _per_joint(velocity_limit, model.velocity_limit, "velocity_limit")
-    ratio, where = _worst(model, points, float(k), period, law, tau_lim, v_lim, _checked(model, joints))
+    tau_lim = per_joint_limit(effort_limit, model.effort_limit, "effort_limit")
+    v_lim = per_joint_limit(velocity_limit, model.velocity_limit, "velocity_limit")
+    ratio, where = _worst(model, points, float(k), period, law, tau_lim, v_lim, checked_joints(model, joints))
     return _result(model, float(k), sampler.duration, ratio, where)
 
 

@@ -22,7 +22,7 @@ or a stamp that does not advance restarts it (r = 0).
 from __future__ import annotations
 
 import numpy as np
-from diagnostic_msgs.msg import DiagnosticStatus, KeyValue
+from diagnostic_msgs.msg import DiagnosticStatus
 from geometry_msgs.msg import WrenchStamped
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile
@@ -30,11 +30,12 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Bool, Header
 
 from rnea_ros.errors import ParameterError
-from rnea_ros.estimation.momentum import OBSERVER_KERNELS
 from rnea_ros.estimation.observer import MomentumObserver, TipWrench
 from rnea_ros.model.robot_model import RobotModel
-from rnea_ros.nodes.inverse_dynamics.runtime import Runtime, friction_of
+from rnea_ros.nodes.inverse_dynamics.cycle_model import CycleModel
 from rnea_ros.ros.common import ThrottledLog
+from rnea_ros.ros.diagnostics import status
+from rnea_ros.ros.law_params import friction_of
 
 FLAG_QOS = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
 
@@ -74,12 +75,9 @@ def check(params: dict, model: RobotModel | None, n_outputs: int | None) -> None
 class ContactMonitor:
     """The node's contact outputs; `cycle` once per command, `status` for diagnostics."""
 
-    def __init__(self, node: Node, enabled: bool) -> None:
-        """`enabled` at start-up: compile (or load) the observer's kernels now, not in a cycle
-        (enabled later, the first cycle does it once)."""
-        if enabled:
-            for kernel in OBSERVER_KERNELS:
-                kernel.compile()
+    def __init__(self, node: Node) -> None:
+        """The observer's kernels are compiled with all the others by the node's `prepare_kernels`,
+        before any cycle."""
         self._node = node
         self._log = ThrottledLog(node)
         self._pubs: tuple | None = None  # created when first enabled
@@ -105,14 +103,14 @@ class ContactMonitor:
             self._pubs[2].publish(Bool(data=False))
         return self._pubs
 
-    def _observer_for(self, runtime: Runtime, params: dict) -> MomentumObserver:
-        model = runtime.model
+    def _observer_for(self, cycle: CycleModel, params: dict) -> MomentumObserver:
+        model = cycle.model
         gain = per_model_joint(
-            params["observer.gain"], runtime.output, model.nv, float(np.median(params["observer.gain"]))
+            params["observer.gain"], cycle.output, model.nv, float(np.median(params["observer.gain"]))
         )
         obs = self._observer
         if obs is None or self._model is not model:
-            friction = friction_of(model, params, runtime.output) if params["observer.friction"] else None
+            friction = friction_of(model, params, cycle.output) if params["observer.friction"] else None
             obs = MomentumObserver(
                 model,
                 gain,
@@ -124,13 +122,13 @@ class ContactMonitor:
             self._set_flag(False)
         else:
             obs.set_gain(gain)
-            friction = friction_of(model, params, runtime.output) if params["observer.friction"] else None
+            friction = friction_of(model, params, cycle.output) if params["observer.friction"] else None
             obs.configure(friction, params["observer.effort_includes_gravity"], params["gravity"])
         return obs
 
     def cycle(
         self,
-        runtime: Runtime,
+        cycle: CycleModel,
         params: dict,
         q: np.ndarray,
         qd: np.ndarray,
@@ -143,22 +141,22 @@ class ContactMonitor:
         their latest position."""
         pubs = self._publishers()
         if not fresh.all():
-            names = [runtime.model.joint_names[i] for i in np.flatnonzero(~fresh)]
+            names = [cycle.model.joint_names[i] for i in np.flatnonzero(~fresh)]
             self.problem = f"joint_states carry no effort for {', '.join(names)}: no external-torque estimate"
             self._log.warn("contact.no_effort", self.problem)
             self._observer = None  # restart when efforts come back
             self._set_flag(False)
             return
         obs = self._observer
-        if obs is None or self._model is not runtime.model or params is not self._params:
-            obs = self._observer_for(runtime, params)  # the node replaces its dict on every change
+        if obs is None or self._model is not cycle.model or params is not self._params:
+            obs = self._observer_for(cycle, params)  # the node replaces its dict on every change
             self._params = params
         gap = (stamp_ns - self._last_ns) * 1e-9
         if self._last_ns and (gap > params["observer.max_gap"] or gap < 0):
             obs.reset()
         self._last_ns = stamp_ns
-        if runtime.units is not None:  # effort_unit: measured efforts back to joint torque
-            effort = runtime.units.measured(effort)
+        if cycle.units is not None:  # effort_unit: measured efforts back to joint torque
+            effort = cycle.units.measured(effort)
         r = obs.update(stamp_ns * 1e-9, q, qd, effort)
         if not np.isfinite(r).all():
             obs.reset()
@@ -167,9 +165,9 @@ class ContactMonitor:
             return
         self.problem = ""
         self.cycles += 1
-        out = runtime.output
+        out = cycle.output
         r_out = r[out]
-        thresholds = per_model_joint(params["collision.threshold"], out, runtime.model.nv, np.inf)[out]
+        thresholds = per_model_joint(params["collision.threshold"], out, cycle.model.nv, np.inf)[out]
         ratio = np.abs(r_out) / thresholds
         self.peak = ratio if self.peak.size != ratio.size else np.maximum(self.peak, ratio)
         if self.collision:
@@ -177,21 +175,21 @@ class ContactMonitor:
                 self._set_flag(False)
         elif ratio.max(initial=0.0) > 1.0:
             self._set_flag(True)
-            joints = [runtime.output_names[i] for i in np.flatnonzero(ratio > 1.0)]
+            joints = [cycle.output_names[i] for i in np.flatnonzero(ratio > 1.0)]
             self._log.warn(
                 "contact.collision", f"collision: external torque above threshold on {', '.join(joints)}"
             )
-        pubs[0].publish(JointState(header=header, name=runtime.output_names, effort=r_out.tolist()))
+        pubs[0].publish(JointState(header=header, name=cycle.output_names, effort=r_out.tolist()))
         try:
-            link = wrench_link(runtime.model, params)
+            link = wrench_link(cycle.model, params)
         except ParameterError as exc:
             self.problem = str(exc)
             link = None
         if link is not None:
             tip = self._tip
             damping = params["observer.wrench_damping"]
-            if tip is None or tip.model is not runtime.model or tip.link != link or tip.damping != damping:
-                tip = self._tip = TipWrench(runtime.model, link, damping)
+            if tip is None or tip.model is not cycle.model or tip.link != link or tip.damping != damping:
+                tip = self._tip = TipWrench(cycle.model, link, damping)
             f, rot = tip(q, r)
             msg = WrenchStamped()
             msg.header.stamp = header.stamp
@@ -225,10 +223,4 @@ class ContactMonitor:
             "peak_ratio_to_threshold": ", ".join(f"{x:.3g}" for x in self.peak),
         }
         self.peak = np.zeros(0)
-        return DiagnosticStatus(
-            level=level,
-            name=f"{node_name}: contact",
-            message=message,
-            hardware_id="",
-            values=[KeyValue(key=k, value=v) for k, v in values.items()],
-        )
+        return status(f"{node_name}: contact", level, message, "", values)

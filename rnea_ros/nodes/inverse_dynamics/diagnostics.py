@@ -2,34 +2,28 @@
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass, field
 
-from diagnostic_msgs.msg import DiagnosticStatus, KeyValue
+from diagnostic_msgs.msg import DiagnosticStatus
 
 from rnea_ros.model.robot_model import RobotModel
+from rnea_ros.nodes.inverse_dynamics.cycle_model import CycleModel
 from rnea_ros.nodes.inverse_dynamics.overrides import describe_payload
-from rnea_ros.nodes.inverse_dynamics.runtime import Runtime
+from rnea_ros.ros.diagnostics import NodeStats, status
 
 
 @dataclass
-class CycleStats:
-    """Totals since start and the figures of the current diagnostics period. Times in ns of the
-    node clock (0: never)."""
+class CycleStats(NodeStats):
+    """Totals since start and the figures of the current diagnostics period (NodeStats' and the
+    cycle's). Times in ns of the node clock (0: never)."""
 
     commands: int = 0
-    rejected: Counter = field(default_factory=Counter)
     ignored: int = 0  # joint_states carrying no commanded joint (another publisher's joints)
-    rejected_in_period: int = 0
     cycle_times: list[float] = field(default_factory=list)  # s, this period
     clamped: set[str] = field(default_factory=set)  # joints clamped this period
     last_stamp_ns: int = 0  # stamp of the newest joint_states received
     last_receive_ns: int = 0  # when it was received
     last_command_ns: int = 0  # when the last command was published
-    last_drop: str = ""  # why the last joint_states got no command
-    model_error: str = ""  # last rejected robot description
-    model_error_in_period: bool = False
-    internal_errors: dict[str, str] = field(default_factory=dict)  # callback → last exception
 
     def published(self, now_ns: int, cycle_time: float, clamped: list[str]) -> None:
         self.commands += 1
@@ -38,82 +32,70 @@ class CycleStats:
             self.cycle_times.append(cycle_time)
         self.clamped.update(clamped)
 
-    def reject(self, reason: str, text: str = "") -> None:
-        self.rejected[reason] += 1
-        self.rejected_in_period += 1
-        self.last_drop = text or reason
-
-    def model_rejected(self, text: str) -> None:
-        self.model_error = text
-        self.model_error_in_period = True
-
     def new_period(self) -> None:
+        super().new_period()
         self.cycle_times = []
         self.clamped = set()
-        self.rejected_in_period = 0
-        self.model_error_in_period = False
 
 
 def _age(now_ns: int, then_ns: int) -> float | None:
     return None if then_ns == 0 else (now_ns - then_ns) * 1e-9
 
 
-def _friction_values(runtime: Runtime | None) -> dict[str, str]:
+def _friction_values(cycle: CycleModel | None) -> dict[str, str]:
     """The friction compensation's loop period and runaway guard (output joints only)."""
-    if runtime is None:
+    if cycle is None:
         return {"friction_period_ms": "none", "friction_guard_trips": "0", "friction_faded_joints": ""}
-    efforts = runtime.efforts
-    tripped = efforts.guard.tripped[runtime.output]
+    efforts = cycle.efforts
+    tripped = efforts.guard.tripped[cycle.output]
     period = efforts.period
     return {
         "friction_period_ms": f"{period * 1e3:.3f}" if period > 0 else "none",
         "friction_guard_trips": str(efforts.guard.trips),
-        "friction_faded_joints": " ".join(n for n, t in zip(runtime.output_names, tripped, strict=True) if t),
+        "friction_faded_joints": " ".join(n for n, t in zip(cycle.output_names, tripped, strict=True) if t),
     }
 
 
 SCALED = 0.999  # a feedback gain scale below this is reported
 
 
-def feedback_scaled_text(runtime: Runtime) -> str:
+def feedback_scaled_text(cycle: CycleModel) -> str:
     """Which output joints' PD gains the feedback bound lowers, and why."""
-    efforts = runtime.efforts
-    scale = efforts.feedback_scale[runtime.output]
-    joints = ", ".join(
-        f"{n} x{s:.2f}" for n, s in zip(runtime.output_names, scale, strict=True) if s < SCALED
-    )
+    efforts = cycle.efforts
+    scale = efforts.feedback_scale[cycle.output]
+    joints = ", ".join(f"{n} x{s:.2f}" for n, s in zip(cycle.output_names, scale, strict=True) if s < SCALED)
     return (
         f"feedback gains lowered (kd x s, kp x s^2) by the loop's period {efforts.period * 1e3:.1f} ms and "
         f"state age {efforts.delay * 1e3:.1f} ms (feedback.max_phase_lag): {joints}"
     )
 
 
-def _feedback_values(runtime: Runtime | None) -> dict[str, str]:
+def _feedback_values(cycle: CycleModel | None) -> dict[str, str]:
     """The feedback bound's state (output joints only)."""
-    if runtime is None:
+    if cycle is None:
         return {"feedback_scale_min": "none", "feedback_scaled_joints": "", "state_age_ms": "none"}
-    efforts = runtime.efforts
-    scale = efforts.feedback_scale[runtime.output]
+    efforts = cycle.efforts
+    scale = efforts.feedback_scale[cycle.output]
     return {
         "feedback_scale_min": f"{scale.min():.3f}" if scale.size else "none",
         "feedback_scaled_joints": " ".join(
-            n for n, s in zip(runtime.output_names, scale, strict=True) if s < SCALED
+            n for n, s in zip(cycle.output_names, scale, strict=True) if s < SCALED
         ),
         "state_age_ms": f"{efforts.delay * 1e3:.3f}",
     }
 
 
-def _units_values(runtime: Runtime | None) -> dict[str, str]:
+def _units_values(cycle: CycleModel | None) -> dict[str, str]:
     """The effort_unit of the joints not in joint torque, when there are any."""
-    if runtime is None or runtime.units is None:
+    if cycle is None or cycle.units is None:
         return {}
-    return {"effort_units": runtime.units.text(runtime.output_names)}
+    return {"effort_units": cycle.units.text(cycle.output_names)}
 
 
 def diagnostic_status(
     name: str,
     base: RobotModel | None,
-    runtime: Runtime | None,
+    cycle: CycleModel | None,
     timeout: float,
     now_ns: int,
     stats: CycleStats,
@@ -127,11 +109,11 @@ def diagnostic_status(
     input_age = _age(now_ns, stats.last_stamp_ns)
     silent = _age(now_ns, stats.last_command_ns)
     values = {
-        "model_loaded": str(runtime is not None),
+        "model_loaded": str(cycle is not None),
         "model": "" if base is None else f"{base.name} ({base.nv} joints, root {base.root_link})",
         "model_warnings": "" if base is None else " | ".join(base.warnings),
-        "joints": "" if runtime is None else " ".join(runtime.output_names),
-        **_units_values(runtime),
+        "joints": "" if cycle is None else " ".join(cycle.output_names),
+        **_units_values(cycle),
         "input_age_s": "none" if input_age is None else f"{input_age:.4f}",
         "since_last_command_s": "none" if silent is None else f"{silent:.4f}",
         "cycle_time_median_us": f"{times[len(times) // 2] * 1e6:.1f}" if times else "none",
@@ -139,18 +121,18 @@ def diagnostic_status(
         "commands_published": str(stats.commands),
         "ignored_messages": str(stats.ignored),
         "rejected_messages": str(sum(stats.rejected.values())),
-        **{f"rejected.{reason}": str(count) for reason, count in sorted(stats.rejected.items())},
+        **stats.rejected_values(),
         "last_drop": stats.last_drop,
         "clamped_joints": " ".join(sorted(stats.clamped)),
         "last_model_error": stats.model_error,
-        "payload": "none" if runtime is None else describe_payload(runtime.model, runtime.payload_source),
-        "wrench_links": "" if runtime is None else " ".join(runtime.wrench_links),
-        **_friction_values(runtime),
-        **_feedback_values(runtime),
-        **{f"internal_error.{where}": text for where, text in sorted(stats.internal_errors.items())},
+        "payload": "none" if cycle is None else describe_payload(cycle.model, cycle.payload_source),
+        "wrench_links": "" if cycle is None else " ".join(cycle.wrench_links),
+        **_friction_values(cycle),
+        **_feedback_values(cycle),
+        **stats.internal_error_values(),
     }
     threshold = timeout if timeout > 0 else 1.0
-    if runtime is None:
+    if cycle is None:
         level, message = DiagnosticStatus.ERROR, "no model loaded"
     elif silent is not None and silent > threshold:
         lost = _age(now_ns, stats.last_receive_ns)
@@ -182,10 +164,4 @@ def diagnostic_status(
         level, message = DiagnosticStatus.WARN, "rejected input or clamped efforts"
     else:
         level, message = DiagnosticStatus.OK, "commanding"
-    return DiagnosticStatus(
-        level=level,
-        name=f"{name}: inverse dynamics",
-        message=message,
-        hardware_id="" if base is None else base.name,
-        values=[KeyValue(key=k, value=v) for k, v in values.items()],
-    )
+    return status(f"{name}: inverse dynamics", level, message, "" if base is None else base.name, values)

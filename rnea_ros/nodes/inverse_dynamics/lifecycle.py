@@ -7,7 +7,8 @@ The same node (topics, parameters, rules), driven by the ROS 2 lifecycle state m
   (the state stays fresh), trajectories, wrenches and payloads are taken, no command goes out.
 - activate: commands on every joint_states, as the plain node does.
 - deactivate: stops commanding and publishes ONE hold command: the gravity term alone
-  (gravity, payload, compensate.gravity, clamped like any command) at the last measured state.
+  (gravity or, with gravity_source imu_*, the newest IMU gravity; payload, compensate.gravity,
+  clamped like any command) at the last measured state.
   A forward command controller holds the last effort it got; the full last command would keep
   pushing with its inertia, Coriolis, friction and PD parts as if the arm were still moving,
   and zeros would drop the arm; gravity alone holds a resting arm where it is. Without a
@@ -103,12 +104,13 @@ class InverseDynamicsLifecycleNode(LifecycleNodeMixin, InverseDynamicsNode):
         if isinstance(state, list):
             self.get_logger().info("deactivated before any complete joint_states: no hold command")
             return
-        runtime, params = loaded.runtime, self._params
-        tau = np.zeros(runtime.model.nv)
+        cycle, params = loaded.cycle, self._params
+        tau = np.zeros(cycle.model.nv)
         if params["compensate.gravity"]:
-            tau = gravity_torques(runtime.model, state[0], gravity=tuple(params["gravity"]))
-        limit = runtime.model.effort_limit * params["effort_limit_scale"]
-        hold = np.clip(tau, -limit, limit)[runtime.output]
+            gravity = self._imu.latest(params)  # gravity_source imu_*: the base's newest
+            tau = gravity_torques(cycle.model, state[0], gravity=gravity)
+        limit = cycle.model.effort_limit * params["effort_limit_scale"]
+        hold = np.clip(tau, -limit, limit)[cycle.output]
         if not np.all(np.isfinite(hold)):
             return
         self._command.data = hold.tolist()

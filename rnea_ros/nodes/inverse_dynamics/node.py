@@ -1,12 +1,13 @@
 """The inverse_dynamics node: robot_description in, RNEA on every joint_states, efforts out.
 
-A thin adapter: parameters (parameters.py), the model/parameter bundle (runtime.py), joint_states
-merged per joint (joint_states.py), the effort law (rnea_ros.control.effort_law), the desired state of
-trajectories timed as joint_trajectory_controller's (rnea_ros.trajectory.desired_state) and diagnostics
+A thin adapter: parameters (params.py), the model source (rnea_ros.ros.model_source), what the
+cycle evaluates on the model (cycle_model.py), joint_states merged per joint (joint_states.py),
+the effort law (rnea_ros.control.effort_law), the desired state of trajectories timed as
+joint_trajectory_controller's (rnea_ros.trajectory.desired_state) and diagnostics
 (diagnostics.py). All callbacks run in one thread and go through `_guard`, so no exception can end
-the process. Everything that belongs to a model (the runtime, the joint cache, the desired state,
-the name layouts) lives in one `Loaded` that a new model or parameter set replaces whole, so a
-cycle never sees half an update.
+the process. Everything that belongs to a model (the cycle model, the joint cache, the desired
+state, the name layouts) lives in one `Loaded` that a new model or parameter set replaces whole,
+so a cycle never sees half an update.
 """
 
 from __future__ import annotations
@@ -23,8 +24,8 @@ from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
 from rclpy.publisher import Publisher
 from rclpy.qos import QoSProfile
-from sensor_msgs.msg import JointState
-from std_msgs.msg import Float64, Float64MultiArray, String
+from sensor_msgs.msg import Imu, JointState
+from std_msgs.msg import Float64, Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory
 
 from rnea_ros.algorithms.task_space import tip_apparent_mass
@@ -32,6 +33,8 @@ from rnea_ros.control.effort_law import TERMS, compute_efforts
 from rnea_ros.errors import ParameterError, TrajectoryInPastError, URDFError
 from rnea_ros.model.robot_model import RobotModel
 from rnea_ros.nodes.inverse_dynamics import contact
+from rnea_ros.nodes.inverse_dynamics.base_gravity import ImuDrop, ImuGravity
+from rnea_ros.nodes.inverse_dynamics.cycle_model import CycleModel, build_cycle_model
 from rnea_ros.nodes.inverse_dynamics.diagnostics import (
     SCALED,
     CycleStats,
@@ -39,10 +42,9 @@ from rnea_ros.nodes.inverse_dynamics.diagnostics import (
     feedback_scaled_text,
 )
 from rnea_ros.nodes.inverse_dynamics.overrides import NONE, Overrides, message_link, payload_of, wrench_of
-from rnea_ros.nodes.inverse_dynamics.runtime import Runtime, build_runtime, per_joint_parameters_fit
-from rnea_ros.ros import parameters, qos
+from rnea_ros.nodes.inverse_dynamics.params import INVERSE_DYNAMICS
+from rnea_ros.ros import diagnostics, parameters, qos
 from rnea_ros.ros.common import (
-    DESCRIPTION_QOS,
     JOINT_STATES_QOS,
     ReusedJointState,
     ThrottledLog,
@@ -53,6 +55,12 @@ from rnea_ros.ros.common import (
     trajectory_points,
 )
 from rnea_ros.ros.joint_states import JointStateCache, Layout, efforts_of, layout
+from rnea_ros.ros.model_source import (
+    PARAMETER_SOURCE,
+    model_from_urdf,
+    per_joint_parameters_fit,
+    start_model_source,
+)
 from rnea_ros.trajectory.desired_state import DesiredState
 
 # ~/effort_commands and ~/joint_trajectory: reliable, keep last 10 (qos_overrides.* may change it).
@@ -71,7 +79,7 @@ class Loaded:
     state, which the trajectory callback feeds and the cycle samples)."""
 
     base: RobotModel
-    runtime: Runtime
+    cycle: CycleModel
     cache: JointStateCache
     desired: DesiredState
     layouts: dict[tuple[str, ...], Layout] = field(default_factory=dict)
@@ -84,15 +92,16 @@ class InverseDynamicsNode(Node):
         """managed: leave kernels, topics, timers and the model to `_start` (lifecycle.py calls it
         on configure); otherwise the node starts at once."""
         super().__init__("inverse_dynamics", **kwargs)
-        self._params = _checked(parameters.declare(self, parameters.INVERSE_DYNAMICS))
+        self._params = _checked(parameters.declare(self, INVERSE_DYNAMICS))
         self._loaded: Loaded | None = None
-        self._pending: tuple[dict, Runtime | None, Overrides] | None = None
+        self._pending: tuple[dict, CycleModel | None, Overrides] | None = None
         self._overrides = NONE  # what ~/ee_wrench and ~/payload set (kept across model swaps)
         self._log = ThrottledLog(self)
         self._guard_trips_logged = 0
         self.stats = CycleStats()
-        self._contact = contact.ContactMonitor(self, self._params["observer.enabled"])
-        self.add_pre_set_parameters_callback(parameters.as_schema_types(parameters.INVERSE_DYNAMICS))
+        self._contact = contact.ContactMonitor(self)
+        self._imu = ImuGravity()  # gravity_source imu_*: the gravity from ~/imu
+        self.add_pre_set_parameters_callback(parameters.as_schema_types(INVERSE_DYNAMICS))
         self.add_on_set_parameters_callback(self._on_set_parameters)
         self.add_post_set_parameters_callback(self._guard("parameters", self._on_parameters_set))
         if not managed:
@@ -120,6 +129,7 @@ class InverseDynamicsNode(Node):
             COMMAND_QOS,
         )
         self.create_subscription(WrenchStamped, "~/ee_wrench", guard("ee_wrench", self._on_wrench), 10)
+        self.create_subscription(Imu, "~/imu", guard("imu", self._on_imu), JOINT_STATES_QOS)
         self.create_subscription(InertiaStamped, "~/payload", guard("payload", self._on_payload), 10)
         self.create_timer(self._params["diagnostics_period"], guard("diagnostics", self._publish_diagnostics))
         self._listened: list[tuple[str | None, Publisher]] = []  # (term or None for the total, publisher)
@@ -134,16 +144,7 @@ class InverseDynamicsNode(Node):
             self._apparent_mass_pub = self.create_publisher(Float64, "~/tip_apparent_mass", 10)
             self.create_timer(1.0 / rate, guard("tip_apparent_mass", self._publish_apparent_mass))
 
-        if self._params["robot_description"]:  # read-only: a model it cannot give ends start-up
-            try:
-                self._install(self._build(self._params["robot_description"]), "parameter robot_description")
-            except URDFError as exc:
-                raise ParameterError("robot_description", str(exc)) from None
-        else:
-            self.create_subscription(
-                String, "robot_description", guard("robot_description", self._on_description), DESCRIPTION_QOS
-            )
-            self.get_logger().info("waiting for a URDF on topic robot_description")
+        start_model_source(self, self._params, self._load_description, guard)
 
     # --- safety net ------------------------------------------------------------------------
 
@@ -153,7 +154,7 @@ class InverseDynamicsNode(Node):
         return guarded(where, callback, self._internal_error)
 
     def _internal_error(self, where: str, text: str) -> None:
-        self.stats.internal_errors[where] = text
+        self.stats.internal_error(where, text)
         self._drop(f"internal_error.{where}", f"{where} callback failed ({text})")
 
     def _drop(self, reason: str, text: str) -> None:
@@ -162,11 +163,16 @@ class InverseDynamicsNode(Node):
 
     # --- model -----------------------------------------------------------------------------
 
-    def _on_description(self, msg: String) -> None:
-        self._load_description(msg.data, "topic robot_description")
-
     def _load_description(self, xml: str, source: str) -> None:
-        """A description from the topic: installed, or rejected with the previous model kept."""
+        """A description installed, or rejected with the previous model kept; from the read-only
+        robot_description parameter, a model it cannot give ends start-up (ParameterError)."""
+        if source == PARAMETER_SOURCE:
+            try:
+                built = self._build(xml)
+            except URDFError as exc:
+                raise ParameterError("robot_description", str(exc)) from None
+            self._install(built, source)
+            return
         try:
             built = self._build(xml)
         except ValueError as exc:
@@ -180,18 +186,13 @@ class InverseDynamicsNode(Node):
         """The Loaded state of a description with the current parameters (and the message
         overrides it keeps); ValueError naming the link, joint or parameter at fault."""
         params, old = self._params, self._loaded
-        base = RobotModel.from_urdf(
-            xml,
-            root_link=params["root_link"] or None,
-            tip_link=params["tip_link"] or None,
-            strict=params["strict_model"],
-        )
-        runtime, override = self._runtime_for(base, params)
+        base = model_from_urdf(xml, params)
+        cycle, override = self._cycle_for(base, params)
         if old is not None:
-            per_joint_parameters_fit(params, old.runtime.output_names, runtime.output_names)
-        contact.check(params, runtime.model, len(runtime.output_names))
-        cache = JointStateCache(runtime.model, old.cache if old else None)
-        return Loaded(base, runtime, cache, DesiredState(runtime.model.nv)), override
+            per_joint_parameters_fit(params, old.cycle.output_names, cycle.output_names, INVERSE_DYNAMICS)
+        contact.check(params, cycle.model, len(cycle.output_names))
+        cache = JointStateCache(cycle.model, old.cache if old else None)
+        return Loaded(base, cycle, cache, DesiredState(cycle.model.nv)), override
 
     def _install(self, built: tuple[Loaded, Overrides], source: str) -> None:
         old = self._loaded
@@ -200,55 +201,55 @@ class InverseDynamicsNode(Node):
                 "the running trajectory is cancelled, held positions released: the model was replaced"
             )
         self._loaded, self._overrides = built
-        base, runtime = self._loaded.base, self._loaded.runtime
+        base, cycle = self._loaded.base, self._loaded.cycle
         self.stats.model_error = ""
         self.get_logger().info(
-            f"model '{base.name}' from {source}: {base.nv} joints, commands for {runtime.output_names}"
+            f"model '{base.name}' from {source}: {base.nv} joints, commands for {cycle.output_names}"
         )
         for warning in base.warnings:
             self.get_logger().warn(
                 f"robot description: {warning} (loaded as written; strict_model refuses it)"
             )
 
-    def _runtime_for(self, base: RobotModel, params: dict) -> tuple[Runtime, Overrides]:
-        """The runtime of a new model; message wrenches and payload that do not fit it are dropped."""
+    def _cycle_for(self, base: RobotModel, params: dict) -> tuple[CycleModel, Overrides]:
+        """The cycle model of a new model; message wrenches and payload that do not fit it are dropped."""
         overrides, dropped = self._overrides.fitting(base)
         for text in dropped:
             self.get_logger().warning(f"{text}: dropped with the model change")
         if overrides != NONE:
             try:
-                return build_runtime(base, params, overrides), overrides
+                return build_cycle_model(base, params, overrides), overrides
             except ValueError as exc:
                 self.get_logger().warning(f"~/ee_wrench and ~/payload dropped with the model change: {exc}")
-        return build_runtime(base, params, NONE), NONE
+        return build_cycle_model(base, params, NONE), NONE
 
     # --- parameters -----------------------------------------------------------------------
 
     def _on_set_parameters(self, params) -> SetParametersResult:
         try:
             loaded = self._loaded
-            n = None if loaded is None else len(loaded.runtime.output_names)
-            new = _checked(parameters.proposed(parameters.INVERSE_DYNAMICS, self._params, params, n))
+            n = None if loaded is None else len(loaded.cycle.output_names)
+            new = _checked(parameters.proposed(INVERSE_DYNAMICS, self._params, params, n))
             override = self._overrides.after_parameters((p.name for p in params), new["tip_link"] or None)
-            previous = None if loaded is None else (loaded.runtime, self._params)
-            runtime = None if loaded is None else build_runtime(loaded.base, new, override, previous)
-            contact.check(new, None if runtime is None else runtime.model, n)
+            previous = None if loaded is None else (loaded.cycle, self._params)
+            cycle = None if loaded is None else build_cycle_model(loaded.base, new, override, previous)
+            contact.check(new, None if cycle is None else cycle.model, n)
         except ValueError as exc:
             self.get_logger().warn(f"parameters rejected: {exc}")
             return SetParametersResult(successful=False, reason=str(exc))
         except Exception as exc:  # noqa: BLE001 - a bug rejects the change, never ends the node
             self.stats.internal_errors["parameters"] = f"{type(exc).__name__}: {exc}"
             return SetParametersResult(successful=False, reason=f"internal error: {exc}")
-        self._pending = (new, runtime, override)
+        self._pending = (new, cycle, override)
         return SetParametersResult(successful=True)
 
     def _on_parameters_set(self, params) -> None:
         if self._pending is None:
             return
-        self._params, runtime, self._overrides = self._pending
+        self._params, cycle, self._overrides = self._pending
         self._pending = None
-        if runtime is not None and self._loaded is not None:
-            self._loaded = replace(self._loaded, runtime=runtime)
+        if cycle is not None and self._loaded is not None:
+            self._loaded = replace(self._loaded, cycle=cycle)
 
     # --- inputs ----------------------------------------------------------------------------
 
@@ -294,14 +295,25 @@ class InverseDynamicsNode(Node):
             self.get_logger().info(f"~/payload: {what}")
 
     def _apply_overrides(self, loaded: Loaded, overrides: Overrides, reason: str) -> bool:
-        """Swap in the runtime with new message overrides, whole; rejected with a reason if it fails."""
+        """Swap in the cycle model with new message overrides, whole; rejected with a reason if it fails."""
         try:
-            runtime = build_runtime(loaded.base, self._params, overrides, (loaded.runtime, self._params))
+            cycle = build_cycle_model(loaded.base, self._params, overrides, (loaded.cycle, self._params))
         except ValueError as exc:
             self._drop(reason, f"{exc}: rejected")
             return False
-        self._loaded, self._overrides = replace(loaded, runtime=runtime), overrides
+        self._loaded, self._overrides = replace(loaded, cycle=cycle), overrides
         return True
+
+    def _on_imu(self, msg: Imu) -> None:
+        """The base's IMU, for gravity_source imu_* (base_gravity.py); ignored otherwise."""
+        loaded = self._loaded
+        if loaded is None or not ImuGravity.active(self._params):
+            return
+        try:
+            now_ns = clock_ns(self.get_clock())
+            self._imu.receive(loaded.base, self._params, msg, stamp_ns(msg.header.stamp), now_ns)
+        except ImuDrop as exc:
+            self._drop(exc.reason, str(exc))
 
     def _on_trajectory(self, msg: JointTrajectory) -> None:
         """A trajectory for some model joints, timed as joint_trajectory_controller does (see
@@ -315,7 +327,7 @@ class InverseDynamicsNode(Node):
             return
         now_ns = self.get_clock().now().nanoseconds
         try:
-            joints, points = _trajectory_input(loaded.runtime.model, msg)
+            joints, points = _trajectory_input(loaded.cycle.model, msg)
             start_ns = stamp_ns(msg.header.stamp)
             if start_ns and (start_ns - now_ns) * 1e-9 > CLOCK_MIXUP:
                 raise ValueError(
@@ -358,7 +370,7 @@ class InverseDynamicsNode(Node):
         lay = loaded.layouts.get(key)
         if lay is None:
             try:
-                lay = layout(loaded.runtime.model, loaded.runtime.output, msg.name)
+                lay = layout(loaded.cycle.model, loaded.cycle.output, msg.name)
             except ValueError as exc:
                 self._drop("bad_names", f"{exc}: no command")
                 return False
@@ -391,7 +403,13 @@ class InverseDynamicsNode(Node):
             self._drop("missing_joints", self._missing_text(loaded, state, timeout))
             return
         q, qd = state
-        runtime = loaded.runtime
+        cycle = loaded.cycle
+        if ImuGravity.active(self._params):  # the base's gravity, fresh, or no command
+            try:
+                cycle.efforts.set_gravity(self._imu.gravity(self._params, now_ns))
+            except ImuDrop as exc:
+                self._drop(exc.reason, str(exc))
+                return
         desired = (q, qd, np.zeros(len(q)))
         driven = np.zeros(len(q), dtype=np.int64)
         if not loaded.desired.idle:
@@ -404,21 +422,21 @@ class InverseDynamicsNode(Node):
         # the state's time: loop period (friction bound, runaway guard, feedback bound) and age
         stamp = stamp_ns(msg.header.stamp) or now_ns
         try:  # non-finite desired state or result: ValueError naming it, no command
-            wrenches = runtime.wrenches(q)
+            wrenches = cycle.wrenches(q)
             efforts = compute_efforts(
-                runtime.efforts, q, qd, desired, wrenches, driven=driven, t=stamp * 1e-9,
+                cycle.efforts, q, qd, desired, wrenches, driven=driven, t=stamp * 1e-9,
                 delay=(now_ns - stamp) * 1e-9,
             )  # fmt: skip
         except ValueError as exc:
             self._drop("not_finite", f"joint_states not used: {exc}")
             return
-        out = None if runtime.output_is_model_order else runtime.output
+        out = None if cycle.output_is_model_order else cycle.output
         total = efforts.total if out is None else efforts.total[out]
-        if runtime.units is not None:  # effort_unit: the clamped joint torque in each joint's unit
-            total = runtime.units.command(total)
+        if cycle.units is not None:  # effort_unit: the clamped joint torque in each joint's unit
+            total = cycle.units.command(total)
         self._command.data = total.tolist()
         self._effort_pub.publish(self._command)  # first: the robot waits for this one
-        names = runtime.output_names
+        names = cycle.output_names
         if self._listened:
             terms = efforts.terms
             for term, publisher in self._listened:
@@ -431,11 +449,11 @@ class InverseDynamicsNode(Node):
             text = f"effort clamped to its limit x effort_limit_scale on {', '.join(clamped)}"
             self._log.warn("clamped", text)
         if efforts.feedback_scale.min() < SCALED:
-            self._log.warn("feedback_scaled", feedback_scaled_text(runtime))
+            self._log.warn("feedback_scaled", feedback_scaled_text(cycle))
         if self._params["observer.enabled"]:  # after the command: the robot does not wait for it
             cache = loaded.cache
             fresh = cache.effort_stamp == cache.stamp
-            self._contact.cycle(runtime, self._params, q, qd, cache.effort, fresh, msg.header, stamp)
+            self._contact.cycle(cycle, self._params, q, qd, cache.effort, fresh, msg.header, stamp)
 
     def _fresh(self, stamp: int, now_ns: int, timeout: float) -> bool:
         """Whether a joint_states stamp is within the timeout of the node clock (else dropped)."""
@@ -456,7 +474,7 @@ class InverseDynamicsNode(Node):
 
     def _missing_text(self, loaded: Loaded, missing: list[str], timeout: float) -> str:
         text = f"no recent joint_states for {', '.join(missing)} (within {timeout} s): no command"
-        outside = [j for j in missing if j not in loaded.runtime.output_names]
+        outside = [j for j in missing if j not in loaded.cycle.output_names]
         if outside:
             text += (
                 f"; {', '.join(outside)} are not commanded: set tip_link (locks joints off the chain) "
@@ -477,7 +495,7 @@ class InverseDynamicsNode(Node):
         q, qd = state
         p = self._params
         mass = tip_apparent_mass(
-            loaded.runtime.model,
+            loaded.cycle.model,
             q,
             qd,
             p["tip_link"],
@@ -498,12 +516,11 @@ class InverseDynamicsNode(Node):
     def _publish_diagnostics(self) -> None:
         self._log_guard_trips()
         now = self.get_clock().now()
-        msg = DiagnosticArray()
-        msg.header.stamp = now.to_msg()
-        msg.status = [self._diagnostic_status(now.nanoseconds)]
+        statuses = [self._diagnostic_status(now.nanoseconds)]
+        statuses[0].values.extend(self._imu.values(self._params, now.nanoseconds))
         if self._params["observer.enabled"]:
-            msg.status.append(self._contact.status(self.get_fully_qualified_name()))
-        self._diag_pub.publish(msg)
+            statuses.append(self._contact.status(self.get_fully_qualified_name()))
+        diagnostics.publish(self._diag_pub, now.to_msg(), statuses)
         self.stats.new_period()
 
     def _diagnostic_status(self, now_ns: int) -> DiagnosticStatus:
@@ -511,7 +528,7 @@ class InverseDynamicsNode(Node):
         return diagnostic_status(
             self.get_fully_qualified_name(),
             None if loaded is None else loaded.base,
-            None if loaded is None else loaded.runtime,
+            None if loaded is None else loaded.cycle,
             self._params["joint_states_timeout"],
             now_ns,
             self.stats,
@@ -523,10 +540,10 @@ class InverseDynamicsNode(Node):
         loaded = self._loaded
         if loaded is None:
             return
-        runtime = loaded.runtime
-        guard = runtime.efforts.guard
+        cycle = loaded.cycle
+        guard = cycle.efforts.guard
         if guard.trips > self._guard_trips_logged:
-            faded = [n for n, t in zip(runtime.output_names, guard.tripped[runtime.output], strict=True) if t]
+            faded = [n for n, t in zip(cycle.output_names, guard.tripped[cycle.output], strict=True) if t]
             self.get_logger().warn(
                 f"friction runaway guard: friction term faded out on {', '.join(faded) or 'no joint now'} "
                 f"({guard.trips} trips): it was driving the joint; check friction.* or the URDF's friction"

@@ -22,7 +22,7 @@ import numpy as np
 
 from rnea_ros.errors import ParameterError, RneaError
 from rnea_ros.model.robot_model import Payload, RobotModel
-from rnea_ros.ros.parameters import INVERSE_DYNAMICS
+from rnea_ros.nodes.inverse_dynamics.params import INVERSE_DYNAMICS
 from rnea_ros.ros.schema import Param, validate_value
 
 AXES = ("root", "link")

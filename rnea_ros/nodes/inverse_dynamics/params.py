@@ -1,0 +1,213 @@
+"""The inverse_dynamics node's parameter schema (`rnea_ros.ros.schema`), as data: the shared
+model-source and effort-law parameters (rnea_ros.ros.model_source, rnea_ros.ros.law_params) and
+the node's own: feedback friction, PD feedback, state source, timing, tip apparent mass, effort
+units, the observer and collision detection.
+"""
+
+from __future__ import annotations
+
+from rnea_ros.algorithms.gearing import EFFORT_UNITS
+from rnea_ros.ros.law_params import LAW_PARAMS
+from rnea_ros.ros.model_source import MODEL_PARAMS
+from rnea_ros.ros.schema import Param, table
+
+# Friction compensated from the measured velocity (no trajectory): only the inverse_dynamics node
+# closes that loop.
+FEEDBACK_FRICTION_PARAMS = (
+    Param(
+        "friction.scale",
+        "double",
+        0.5,
+        "fraction of the model friction compensated from the measured velocity (no trajectory); "
+        "below 1 so that a model overestimating the friction (up to 1/scale x) cannot drive the arm",
+        bounds=(0.0, 1.0),
+    ),
+    Param(
+        "friction.deadband",
+        "double",
+        0.05,
+        "velocity v_d of the smooth deadband 1 - exp(-(v/v_d)^2) of the measured-velocity "
+        "compensation, rad/s; 0: none",
+        bounds=(0.0, 10.0),
+    ),
+    Param(
+        "friction.guard_window",
+        "double",
+        0.2,
+        "window of the runaway guard that fades out a joint's friction term when it drives the "
+        "joint, s; 0: no guard",
+        bounds=(0.0, 10.0),
+    ),
+)
+
+# External-torque estimation and collision detection (node/contact.py), off by default.
+CONTACT_PARAMS = (
+    Param("observer.enabled", "bool", False, "estimate external joint torques from the measured efforts"),
+    Param(
+        "observer.gain",
+        "double_array",
+        [50.0],
+        "momentum observer gain K_O (1/time constant): one value or one per joint, rad/s",
+        bounds=(0.01, 1e4),
+        per_joint="1|n",
+    ),
+    Param(
+        "observer.effort_includes_gravity",
+        "bool",
+        True,
+        "joint_states effort is the applied torque; false: the driver reports it with the gravity "
+        "torque taken out (UR-style), the model's g(q) is added back",
+    ),
+    Param(
+        "observer.friction",
+        "bool",
+        True,
+        "subtract the model friction (friction.*) from the measured effort",
+    ),
+    Param(
+        "observer.wrench_link",
+        "string",
+        "",
+        "link of ~/external_wrench (empty: tip_link; both empty: no wrench)",
+    ),
+    Param(
+        "observer.wrench_damping",
+        "double",
+        1e-3,
+        "damping of the least-squares wrench from the external torques (near singularities)",
+        bounds=(0.0, 10.0),
+    ),
+    Param(
+        "observer.max_gap",
+        "double",
+        0.1,
+        "a gap between joint_states stamps longer than this restarts the observer, s",
+        bounds=(1e-4, 60.0),
+    ),
+    Param(
+        "collision.threshold",
+        "double_array",
+        [10.0],
+        "collision when |external torque| exceeds this: one value or one per joint, N m",
+        bounds=(1e-6, 1e6),
+        per_joint="1|n",
+    ),
+    Param(
+        "collision.hysteresis",
+        "double",
+        0.5,
+        "the collision flag clears when every |external torque| is below hysteresis x threshold",
+        bounds=(0.0, 1.0),
+    ),
+)
+
+# Units of the efforts on the node's topics (node/effort_units.py), for drives commanded in motor
+# torque or current.
+EFFORT_UNIT_PARAMS = (
+    Param(
+        "effort_unit",
+        "string_array",
+        ["joint_torque"],
+        "unit of ~/effort_commands, the ~/joint_efforts total and the joint_states efforts the "
+        "observer reads: joint_torque (N m, N), motor_torque (tau / G) or current (tau / (G K_t), A); "
+        "one value or one per joint. The effort limit x effort_limit_scale clamps the joint torque "
+        "before the conversion; ~/terms/* stay in joint torque",
+        choices=EFFORT_UNITS,
+        per_joint="1|n",
+    ),
+    Param(
+        "gearing.ratio",
+        "double_array",
+        [0.0],
+        "gear ratio G (motor speed / joint speed) for effort_unit motor_torque or current, one value "
+        "or one per joint; 0: not set (refused for a joint whose unit needs it)",
+        bounds=(0.0, 1e6),
+        per_joint="1|n",
+    ),
+    Param(
+        "gearing.torque_constant",
+        "double_array",
+        [0.0],
+        "motor torque constant K_t, N m/A (motor side), for effort_unit current, one value or one "
+        "per joint; 0: not set (refused for a joint whose unit is current)",
+        bounds=(0.0, 1e6),
+        per_joint="1|n",
+    ),
+)
+
+INVERSE_DYNAMICS = table(
+    (
+        *MODEL_PARAMS,
+        *LAW_PARAMS,
+        *FEEDBACK_FRICTION_PARAMS,
+        Param(
+            "feedback.kp",
+            "double_array",
+            [0.0],
+            "PD stiffness on the tracking error: one value or one per joint, N m/rad",
+            bounds=(0.0, 1e9),
+            per_joint="1|n",
+        ),
+        Param(
+            "feedback.kd",
+            "double_array",
+            [0.0],
+            "PD damping on the tracking error: one value or one per joint, N m s/rad",
+            bounds=(0.0, 1e9),
+            per_joint="1|n",
+        ),
+        Param(
+            "feedback.max_phase_lag",
+            "double",
+            0.5,
+            "bound of the PD gains by the measured loop: per joint, kp x s^2 and kd x s (s <= 1) so "
+            "that the PD's crossover frequency on M(q), coupling included, times (half the "
+            "joint_states period + the state's age) stays below this, rad; a slow or late loop "
+            "lowers the bandwidth instead of destabilising the arm; 0: gains as given",
+            bounds=(0.0, 1.5),
+        ),
+        Param(
+            "state_source",
+            "string",
+            "measured",
+            "state the model terms are evaluated at: 'measured' or 'desired'",
+            choices=("measured", "desired"),
+        ),
+        Param(
+            "joint_states_timeout",
+            "double",
+            0.1,
+            "joint_states (and each joint's last value) older than this, s, get no command; 0: no age check",
+            bounds=(0.0, 60.0),
+        ),
+        Param("publish_terms", "bool", True, "publish each term on ~/terms/<term> (JointState effort)"),
+        Param("diagnostics_period", "double", 1.0, "period of /diagnostics, s", True, bounds=(0.05, 60.0)),
+        Param(
+            "tip_apparent_mass.rate",
+            "double",
+            0.0,
+            "rate of ~/tip_apparent_mass, Hz (needs tip_link); 0: off",
+            True,
+            bounds=(0.0, 100.0),
+        ),
+        Param(
+            "tip_apparent_mass.direction",
+            "double_array",
+            [0.0, 0.0, 1.0],
+            "direction of the apparent mass while the tip is at rest, root frame (not zero)",
+            bounds=(-1e3, 1e3),
+            length=3,
+        ),
+        Param(
+            "tip_apparent_mass.rest_speed",
+            "double",
+            0.01,
+            "tip speed below which the tip counts as at rest, m/s",
+            bounds=(0.0, 10.0),
+        ),
+        *EFFORT_UNIT_PARAMS,
+        *CONTACT_PARAMS,
+    )
+)
+
+__all__ = ["CONTACT_PARAMS", "EFFORT_UNIT_PARAMS", "FEEDBACK_FRICTION_PARAMS", "INVERSE_DYNAMICS"]

@@ -1,0 +1,209 @@
+"""The effort-law parameters every node that evaluates the model shares (LAW_PARAMS: what is
+compensated, gravity, friction, payload, armature, limits, the end-effector wrench) and what they
+make of a model: the payload and armature applied, the friction, the compensated terms, the wrench.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+
+from rnea_ros.control.effort_law import COMPENSABLE
+from rnea_ros.errors import ParameterError
+from rnea_ros.friction.model import SMOOTHING_VELOCITY, Friction
+from rnea_ros.model.robot_model import Payload, RobotModel
+from rnea_ros.ros.schema import Param
+
+LAW_PARAMS = (
+    Param(
+        "gravity",
+        "double_array",
+        [0.0, 0.0, -9.81],
+        "gravity vector in the root frame, m/s^2",
+        bounds=(-1000.0, 1000.0),
+        length=3,
+    ),
+    Param(
+        "ee_wrench",
+        "double_array",
+        [0.0] * 6,
+        "wrench the tip link exerts on its environment [fx fy fz tx ty tz], N and N m",
+        bounds=(-1e6, 1e6),
+        length=6,
+    ),
+    Param(
+        "ee_wrench_frame",
+        "string",
+        "root",
+        "axes of ee_wrench and of ~/ee_wrench messages: 'root', or 'link': those of the link that "
+        "exerts the wrench (tip_link for ee_wrench), moment about its origin; 'tip' is 'link' too",
+        choices=("root", "link", "tip"),
+    ),
+    *(
+        Param(f"compensate.{term}", "bool", True, f"add the {term} term to the command")
+        for term in COMPENSABLE
+    ),
+    Param(
+        "friction.viscous",
+        "double_array",
+        [-1.0],
+        "viscous coefficient per joint (joints order), N m s/rad; [-1]: URDF damping",
+        bounds=(0.0, 1e6),
+        per_joint="urdf|n",
+    ),
+    Param(
+        "friction.coulomb",
+        "double_array",
+        [-1.0],
+        "Coulomb level per joint (joints order), N m; [-1]: URDF friction",
+        bounds=(0.0, 1e6),
+        per_joint="urdf|n",
+    ),
+    Param(
+        "friction.smoothing_velocity",
+        "double",
+        SMOOTHING_VELOCITY,
+        "velocity of the tanh sign smoothing, rad/s",
+        bounds=(1e-6, 10.0),
+    ),
+    Param(
+        "friction.feedforward_scale",
+        "double",
+        1.0,
+        "fraction of the model friction compensated at the desired velocity of a trajectory",
+        bounds=(0.0, 1.0),
+    ),
+    Param("payload.mass", "double", 0.0, "payload mass on payload.link, kg", bounds=(0.0, 1000.0)),
+    Param(
+        "payload.com",
+        "double_array",
+        [0.0, 0.0, 0.0],
+        "payload centre of mass in the payload.link frame, m",
+        bounds=(-100.0, 100.0),
+        length=3,
+    ),
+    Param(
+        "payload.inertia",
+        "double_array",
+        [0.0] * 6,
+        "payload inertia about its com [ixx ixy ixz iyy iyz izz], kg m^2",
+        bounds=(-1e4, 1e4),
+        length=6,
+    ),
+    Param(
+        "payload.link",
+        "string",
+        "",
+        "link carrying the payload (empty: tip_link; one of them is needed when payload.mass > 0)",
+    ),
+    Param(
+        "armature",
+        "double_array",
+        [0.0],
+        "reflected rotor inertia added to M's diagonal, one value or one per joint (joints order), kg m^2",
+        bounds=(0.0, 1e4),
+        per_joint="1|n",
+    ),
+    Param(
+        "effort_limit_scale",
+        "double",
+        1.0,
+        "efforts are clamped to URDF effort limit x scale",
+        bounds=(0.0, 10.0),
+    ),
+)
+
+
+def named_link(model: RobotModel, params: Mapping, name: str) -> str | None:
+    """The link parameter `name` (empty: tip_link; both empty: None); ParameterError naming
+    `name` when the link is not part of the model."""
+    link = params[name] or params["tip_link"] or None
+    if link is not None and link not in model.link_frames:
+        raise ParameterError(name, f"link '{link}' is not part of the model")
+    return link
+
+
+def with_payload(base: RobotModel, params: Mapping, payload: Payload | None = None) -> RobotModel:
+    """The model with `payload` (a ~/payload message's, mass 0: none), else with that of the
+    payload.* parameters (the model itself without a payload)."""
+    if payload is not None:
+        return (
+            base
+            if payload.mass <= 0
+            else base.with_payload(payload.link, payload.mass, payload.com, payload.inertia)
+        )
+    link = named_link(base, params, "payload.link")
+    if params["payload.mass"] <= 0:
+        return base
+    if link is None:
+        raise ParameterError("payload.mass", "set payload.link (or tip_link) to say where the payload is")
+    ixx, ixy, ixz, iyy, iyz, izz = params["payload.inertia"]
+    inertia = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
+    try:
+        return base.with_payload(link, params["payload.mass"], params["payload.com"], inertia)
+    except ValueError as exc:
+        raise ParameterError("payload.inertia", str(exc)) from None
+
+
+def with_armature(model: RobotModel, params: Mapping, output: np.ndarray) -> RobotModel:
+    """The model with the armature parameter (one value or one per joint of `joints`) on M's diagonal."""
+    armature = np.asarray(params["armature"], dtype=float)
+    if not armature.any():
+        return model
+    if armature.size not in (1, output.size):
+        raise ParameterError("armature", f"must have 1 or {output.size} values")
+    full = np.zeros(model.nv)
+    full[output] = armature
+    return model.with_armature(full)
+
+
+def friction_of(model: RobotModel, params: Mapping, output: np.ndarray, scale: float = 1.0) -> Friction:
+    """Friction from friction.* (values per joint of `joints`, i.e. at `output`; [-1]: URDF),
+    its coefficients multiplied by `scale`."""
+
+    def from_joints(name: str, urdf: np.ndarray) -> np.ndarray:
+        value = np.asarray(params[name], dtype=float)
+        if value.tolist() == [-1.0]:
+            return urdf
+        if value.size != output.size:
+            raise ParameterError(name, f"must have {output.size} values (one per joint of 'joints')")
+        full = urdf.copy()
+        full[output] = value
+        return full
+
+    return Friction(
+        scale * from_joints("friction.viscous", model.damping),
+        scale * from_joints("friction.coulomb", model.coulomb),
+        params["friction.smoothing_velocity"],
+    )
+
+
+def compensated(params: Mapping) -> frozenset[str]:
+    """The terms switched on by compensate.*."""
+    return frozenset(t for t in COMPENSABLE if params[f"compensate.{t}"])
+
+
+def ee_wrench(base: RobotModel, params: Mapping) -> tuple[str | None, np.ndarray, np.ndarray | None]:
+    """(link, wrench in root axes, wrench in the link's axes or None) of the ee_wrench parameter
+    (ee_wrench_frame: root or link axes); link None when the wrench is zero."""
+    frame, wrench = params["ee_wrench_frame"], np.asarray(params["ee_wrench"], dtype=float)
+    if not np.any(wrench != 0):
+        return None, np.zeros(6), None
+    link = named_link(base, params, "tip_link")
+    if link is None:
+        raise ParameterError("ee_wrench", "set tip_link to say where the end-effector wrench acts")
+    if frame == "root":
+        return link, wrench, None
+    return link, np.zeros(6), wrench
+
+
+__all__ = [
+    "LAW_PARAMS",
+    "compensated",
+    "ee_wrench",
+    "friction_of",
+    "named_link",
+    "with_armature",
+    "with_payload",
+]
