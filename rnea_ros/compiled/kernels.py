@@ -836,14 +836,6 @@ def root_sizes(root):
     return 0, 0
 
 
-@njit_inline
-def base_row(kind, k):
-    """The spatial row (0..5: linear then angular, base frame) of the root joint's velocity k."""
-    if kind == ROOT_PLANAR and k == 2:
-        return 5
-    return k
-
-
 @njit
 def base_placement(root, q, ws, n):
     """Write the base's rotation (W_ROT_ROOT) and origin (W_POS) in the world into body n's
@@ -1149,7 +1141,6 @@ def floating_mass_matrix_kernel(tree, root, q, ws, comp, mass):
     """M(q) of a floating-root model, row-major nv×nv into `mass`, the root joint's rows and
     columns first (base frame); `comp`: COMP_STRIDE (n + 1) floats of scratch. A status."""
     n = len(tree) // TREE_STRIDE
-    kind = int(root[RT_KIND])
     nq0, nv0 = root_sizes(root)
     nt = n + nv0
     if (
@@ -1178,45 +1169,37 @@ def floating_mass_matrix_kernel(tree, root, q, ws, comp, mass):
     hy = comp[d + C_MOMENT + 1]
     hz = comp[d + C_MOMENT + 2]
     ci = d + C_INERTIA
-    # rows: [m 1, -[h]x ; [h]x, I]
-    for r in range(nv0):
-        sr = base_row(kind, r)
-        for c in range(nv0):
-            sc = base_row(kind, c)
-            if sr < 3 and sc < 3:
-                x = m if sr == sc else 0.0
-            elif sr >= 3 and sc >= 3:
-                a = sr - 3
-                b = sc - 3
-                if a > b:
-                    a, b = b, a
-                # upper triangle index of (a, b) in (xx, xy, xz, yy, yz, zz)
-                x = comp[ci + (a * (5 - a)) // 2 + b]
-            else:
-                lin = sr if sr < 3 else sc
-                ang = sc - 3 if sr < 3 else sr - 3
-                # [h]x[lin, ang] for the angular-below block; its negative above
-                hv = 0.0
-                if lin == 0 and ang == 1:
-                    hv = -hz
-                elif lin == 0 and ang == 2:
-                    hv = hy
-                elif lin == 1 and ang == 0:
-                    hv = hz
-                elif lin == 1 and ang == 2:
-                    hv = -hx
-                elif lin == 2 and ang == 0:
-                    hv = -hy
-                elif lin == 2 and ang == 1:
-                    hv = hx
-                x = -hv
-            mass[r * nt + c] = x
-    floating_mass_matrix_columns(tree, kind, nv0, ws, comp, mass)
+    # [m 1, -[h]x ; [h]x, I] (linear rows first), or its rows and columns (0, 1, 5) for a planar root
+    if nv0 == 6:
+        for r in range(3):
+            mass[r * nt + r] = m
+        mass[4] = hz
+        mass[5] = -hy
+        mass[nt + 3] = -hz
+        mass[nt + 5] = hx
+        mass[2 * nt + 3] = hy
+        mass[2 * nt + 4] = -hx
+        for r in range(3):
+            for c in range(3, 6):
+                mass[c * nt + r] = mass[r * nt + c]
+        mass[3 * nt + 3] = comp[ci]
+        mass[3 * nt + 4] = mass[4 * nt + 3] = comp[ci + 1]
+        mass[3 * nt + 5] = mass[5 * nt + 3] = comp[ci + 2]
+        mass[4 * nt + 4] = comp[ci + 3]
+        mass[4 * nt + 5] = mass[5 * nt + 4] = comp[ci + 4]
+        mass[5 * nt + 5] = comp[ci + 5]
+    else:
+        mass[0] = m
+        mass[nt + 1] = m
+        mass[2] = mass[2 * nt] = -hy
+        mass[nt + 2] = mass[2 * nt + 1] = hx
+        mass[2 * nt + 2] = comp[ci + 5]
+    floating_mass_matrix_columns(tree, nv0, ws, comp, mass)
     return OK if _all_finite(mass) else NOT_FINITE
 
 
 @njit
-def floating_mass_matrix_columns(tree, kind, nv0, ws, comp, mass):
+def floating_mass_matrix_columns(tree, nv0, ws, comp, mass):
     """mass_matrix_columns into the joints' rows and columns (offset nv0) of an nt×nt `mass`,
     each column's wrench carried on to the base, where it gives the root joint's rows."""
     n = len(tree) // TREE_STRIDE
@@ -1278,22 +1261,18 @@ def floating_mass_matrix_columns(tree, kind, nv0, ws, comp, mass):
                     x = tree[a + B_AXIS] * fx + tree[a + B_AXIS + 1] * fy + tree[a + B_AXIS + 2] * fz
                 mass[(i + nv0) * nt + j + nv0] = x
                 mass[(j + nv0) * nt + i + nv0] = x
-        for k in range(nv0):
-            row = base_row(kind, k)
-            if row == 0:
-                x = fx
-            elif row == 1:
-                x = fy
-            elif row == 2:
-                x = fz
-            elif row == 3:
-                x = nx
-            elif row == 4:
-                x = ny
-            else:
-                x = nz
-            mass[k * nt + j + nv0] = x
-            mass[(j + nv0) * nt + k] = x
+        # the root joint's rows and columns: the wrench at the base, (f, n) or (f_x, f_y, n_z)
+        c = j + nv0
+        r = c * nt
+        mass[c] = mass[r] = fx
+        mass[nt + c] = mass[r + 1] = fy
+        if nv0 == 6:
+            mass[2 * nt + c] = mass[r + 2] = fz
+            mass[3 * nt + c] = mass[r + 3] = nx
+            mass[4 * nt + c] = mass[r + 4] = ny
+            mass[5 * nt + c] = mass[r + 5] = nz
+        else:
+            mass[2 * nt + c] = mass[r + 2] = nz
 
 
 def floating_packed_size(n):
