@@ -69,6 +69,8 @@ bench: $(STAMP)
 	$(PY) bench/bench_kernels.py
 	$(PY) bench/bench_latency.py
 	$(PY) bench/bench_start.py
+	$(PY) bench/tail_latency.py --seconds 600 --gc-compare
+	$(PY) bench/cycle_allocations.py
 	$(PY) bench/soak.py --rate 20000
 	$(MAKE) soak-sequences
 	$(PY) bench/interpolation_error.py

@@ -20,10 +20,12 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from dataclasses import replace
 
 import numpy as np
 
 from rnea_ros import RobotModel
+from rnea_ros.control.effort_law import EffortLaw
 from rnea_ros.demo import PANDA_ARM, PANDA_HOME
 from rnea_ros.identification.excitation import design
 from rnea_ros.model.example_robots import example_urdf_path
@@ -38,7 +40,7 @@ from rnea_ros.trajectory.time_optimal import time_optimal_parameterisation
 from rnea_ros.trajectory.time_scaling import minimal_time_scale, scale_trajectory
 
 PERIOD = DEFAULT_RESAMPLE_PERIOD  # 5 ms
-LAW = {"compensate": {"gravity", "coriolis", "inertia"}}
+LAW = EffortLaw(compensate=frozenset({"gravity", "coriolis", "inertia"}))
 UR5_HOME = {
     "shoulder_pan_joint": 0.0,
     "shoulder_lift_joint": -1.0,
@@ -80,11 +82,11 @@ def point_to_point(m: RobotModel, start: dict, delta: dict, duration: float) -> 
 def check(m, points, effort_limit, joints) -> tuple[float, float, float]:
     """Largest |τ|/limit, |q̇|/limit over the resampled points; largest interpolation error/limit."""
     t, q, qd, qdd = resample(points, PERIOD)
-    tau = trajectory_efforts(m, q, qd, qdd, **LAW)
+    tau = trajectory_efforts(m, q, qd, qdd, LAW)
     idx = [m.joint_index(j) for j in joints]
     eff = np.max(np.abs(tau[:, idx]) / effort_limit[idx])
     vel = np.max(np.abs(qd[:, idx]) / m.velocity_limit[idx])
-    err = interpolation_error(m, points, PERIOD, **LAW)[idx] / effort_limit[idx]
+    err = interpolation_error(m, points, PERIOD, law=LAW)[idx] / effort_limit[idx]
     return float(eff), float(vel), float(np.max(err))
 
 
@@ -103,7 +105,7 @@ def run() -> list[dict]:
     rows = []
     for name, m, points, scale, joints in cases:
         limit = m.effort_limit * scale
-        kw = {"effort_limit": limit, "joints": joints, "period": PERIOD, **LAW}
+        kw = {"law": replace(LAW, effort_limit_scale=scale), "joints": joints, "period": PERIOD}
         t0 = time.perf_counter()
         uniform = minimal_time_scale(m, *points, **kw)
         t_uniform = time.perf_counter() - t0

@@ -52,7 +52,7 @@ def row(name: str, link: str, calls: int, rng: np.random.Generator) -> str:
     n = model.nv
     q, qd, tau = rng.normal(0, 0.5, n), rng.normal(0, 1.0, n), rng.normal(0, 5.0, n)
     friction = Friction.from_model(model)
-    efforts = Efforts(model, friction, EffortLaw())
+    efforts = Efforts(model, EffortLaw(friction=friction))
     desired = (q, qd, np.zeros(n))
     law = median_us(lambda i: compute_efforts(efforts, q, qd, desired, t=1e-3 * i), calls)
     observer = MomentumObserver(model, 50.0, friction=friction)

@@ -18,6 +18,7 @@ import numpy as np
 from compare_toppra import PANDA_HOME, UR5_HOME, model, multisine, point_to_point  # bench/
 
 from rnea_ros import Friction
+from rnea_ros.control.effort_law import EffortLaw
 from rnea_ros.demo import PANDA_ARM
 from rnea_ros.trajectory.efforts import interpolation_error
 from rnea_ros.trajectory.time_scaling import minimal_time_scale, scale_trajectory
@@ -32,8 +33,8 @@ def main() -> None:
     coulomb = Friction(panda.damping, np.full(panda.nv, 0.5))
 
     def scaled(m, points, friction, joints, scale=1.0):
-        limit = m.effort_limit * scale
-        k = minimal_time_scale(m, *points, friction=friction, joints=joints, effort_limit=limit).k
+        law = EffortLaw(friction=friction, effort_limit_scale=scale)
+        k = minimal_time_scale(m, *points, law=law, joints=joints).k
         return scale_trajectory(*points, k=k), k
 
     urdf, urdf_ur5 = Friction.from_model(panda), Friction.from_model(ur5)
@@ -57,7 +58,7 @@ def main() -> None:
     for name, m, points, friction, idx, scale in cases:
         cells = []
         for p in PERIODS:
-            err = interpolation_error(m, points, p, friction=friction)[idx]
+            err = interpolation_error(m, points, p, law=EffortLaw(friction=friction))[idx]
             rel = err / (m.effort_limit[idx] * scale)
             cells.append(f"{err.max():.2g} N m ({100 * rel.max():.2g} %)")
         print(f"| {name} | " + " | ".join(cells) + " |")

@@ -9,6 +9,7 @@ from robot_files import urdf_text
 from test_time_scaling import panda_multisine
 
 from rnea_ros import Friction, RobotModel
+from rnea_ros.control.effort_law import EffortLaw
 from rnea_ros.demo import PANDA_ARM, PANDA_HOME
 from rnea_ros.trajectory.efforts import DEFAULT_RESAMPLE_PERIOD, trajectory_efforts
 from rnea_ros.trajectory.jtc_points import effort_trajectory
@@ -28,7 +29,7 @@ def subset(model: RobotModel, points, names):
 
 def test_subset_in_any_order_gives_the_same_points_permuted(panda) -> None:
     points = panda_multisine(panda, 1)
-    law = {"friction": Friction.from_model(panda), "effort_limit": 0.45 * panda.effort_limit}
+    law = EffortLaw(friction=Friction.from_model(panda), effort_limit_scale=0.45)
     held = {j: PANDA_HOME[j] for j in panda.joint_names}
     shuffled = [
         "panda_joint3",
@@ -39,8 +40,8 @@ def test_subset_in_any_order_gives_the_same_points_permuted(panda) -> None:
         "panda_joint6",
     ]
     shuffled.append("panda_joint4")
-    a = effort_trajectory(panda, PANDA_ARM, *subset(panda, points, PANDA_ARM), held=held, **law)
-    b = effort_trajectory(panda, shuffled, *subset(panda, points, shuffled), held=held, **law)
+    a = effort_trajectory(panda, PANDA_ARM, *subset(panda, points, PANDA_ARM), held=held, law=law)
+    b = effort_trajectory(panda, shuffled, *subset(panda, points, shuffled), held=held, law=law)
     assert a.accepted and b.accepted and a.scale.k == b.scale.k > 1.0
     assert b.joint_names == tuple(shuffled)
     perm = [PANDA_ARM.index(j) for j in shuffled]
@@ -62,7 +63,7 @@ def test_subset_in_any_order_gives_the_same_points_permuted(panda) -> None:
         full,
         np.hstack([a.velocities, zeros]),
         np.hstack([a.accelerations, zeros]),
-        friction=law["friction"],
+        EffortLaw(friction=law.friction),
     )
     np.testing.assert_allclose(a.efforts, tau[:, :7], rtol=1e-12, atol=1e-12)
 
@@ -93,7 +94,7 @@ def test_rejections_give_no_points_and_a_reason(panda) -> None:
     out = effort_trajectory(panda, PANDA_ARM, *points, held=held, slow_down=False)
     assert not out.accepted and out.times.size == 0 and out.efforts.shape == (0, 7)
     assert "exceeded" in out.scale.reason
-    out = effort_trajectory(panda, PANDA_ARM, *points, held=held, effort_limit=0.2 * panda.effort_limit)
+    out = effort_trajectory(panda, PANDA_ARM, *points, held=held, law=EffortLaw(effort_limit_scale=0.2))
     assert not out.accepted and "gravity" in out.scale.reason and out.scale.ratio > 1.0
     with pytest.raises(ValueError, match="held positions"):
         effort_trajectory(panda, PANDA_ARM, *points)

@@ -174,7 +174,7 @@ def test_compile_kernels_readies_every_kernel_and_later_calls_compile_nothing() 
     heavy = model.with_payload(LINK, 1.0).with_armature(np.full(model.nv, 0.1))
     rnea(heavy, x, x, x)
     mass_matrix(heavy, q)
-    efforts = Efforts(model, Friction.from_model(model), EffortLaw(kp=1.0, kd=0.1))
+    efforts = Efforts(model, EffortLaw(kp=1.0, kd=0.1, friction=Friction.from_model(model)))
     compute_efforts(efforts, x, qd[0], (q[1], qd[1], qdd[1]), {LINK: WRENCH})
     assert {kernel.name: kernel.signatures for kernel in compiled.KERNELS} == signatures
 

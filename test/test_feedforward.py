@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -45,7 +46,7 @@ def test_every_term_and_switch_matches_the_public_api(use_desired: bool) -> None
         itertools.combinations(COMPENSABLE, r) for r in range(len(COMPENSABLE) + 1)
     ):
         law = EffortLaw(GRAVITY, frozenset(on), rng.uniform(0, 50, N), rng.uniform(0, 5, N), use_desired, 1e6)
-        efforts = Efforts(MODEL, FRICTION, law)
+        efforts = Efforts(MODEL, replace(law, friction=FRICTION))
         q, qd = rng.uniform(-1, 1, N), rng.normal(0, 1, N)
         desired = (q + rng.normal(0, 0.1, N), qd + rng.normal(0, 0.1, N), rng.normal(0, 2, N))
         wrench = rng.normal(0, 10, 6)
@@ -59,7 +60,7 @@ def test_every_term_and_switch_matches_the_public_api(use_desired: bool) -> None
 
 def test_total_is_clamped_to_limit_times_scale_and_flagged() -> None:
     law = EffortLaw(kp=1000.0, effort_limit_scale=0.5)
-    efforts = Efforts(MODEL, FRICTION, law)
+    efforts = Efforts(MODEL, replace(law, friction=FRICTION))
     q = np.zeros(N)
     q_des = np.where(np.arange(N) % 2 == 0, 1.0, 0.0)  # 1000 N m asked on even joints
     compute_efforts(efforts, q, np.zeros(N), (q_des, np.zeros(N), np.zeros(N)))
@@ -72,7 +73,7 @@ def test_total_is_clamped_to_limit_times_scale_and_flagged() -> None:
 
 @pytest.mark.parametrize("where", ["q", "qd", "desired qdd"])
 def test_non_finite_input_raises_naming_it_instead_of_a_clamped_command(where: str) -> None:
-    efforts = Efforts(MODEL, FRICTION, EffortLaw())
+    efforts = Efforts(MODEL, EffortLaw(friction=FRICTION))
     state = {"q": np.zeros(N), "qd": np.zeros(N), "desired qdd": np.zeros(N)}
     state[where][2] = np.inf
     with pytest.raises(ValueError, match=where):
@@ -80,8 +81,8 @@ def test_non_finite_input_raises_naming_it_instead_of_a_clamped_command(where: s
 
 
 def test_wrong_sizes_raise() -> None:
-    efforts = Efforts(MODEL, FRICTION, EffortLaw())
+    efforts = Efforts(MODEL, EffortLaw(friction=FRICTION))
     with pytest.raises(ValueError, match="7 values"):
         compute_efforts(efforts, np.zeros(N - 1), np.zeros(N), (np.zeros(N),) * 3)
     with pytest.raises(ValueError, match="friction"):
-        Efforts(MODEL, Friction(np.zeros(N + 1), np.zeros(N + 1)), EffortLaw())
+        Efforts(MODEL, EffortLaw(friction=Friction(np.zeros(N + 1), np.zeros(N + 1))))

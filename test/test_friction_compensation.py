@@ -176,7 +176,7 @@ def test_effort_law_friction_term_follows_the_rules_per_joint(name: str) -> None
     rng = np.random.default_rng(2)
     friction = Friction(rng.uniform(0.5, 5, n), rng.uniform(0.2, 2, n), 0.02)
     rules = CompensationRules(scale=0.6, feedforward_scale=0.9, deadband=0.08)
-    efforts = Efforts(model, friction, EffortLaw(friction_rules=rules))
+    efforts = Efforts(model, EffortLaw(friction_rules=rules, friction=friction))
     driven = rng.uniform(size=n) < 0.5
     q = rng.uniform(-1, 1, n)
     qd, qd_des = rng.normal(0, 0.3, n), rng.normal(0, 0.3, n)
@@ -203,9 +203,9 @@ def test_default_driven_is_every_joint_and_friction_off_means_zero() -> None:
     n = model.nv
     friction = Friction.from_model(model)
     q, qd, qd_des = np.zeros(n), np.full(n, 0.3), np.full(n, -0.2)
-    efforts = compute_efforts(Efforts(model, friction, EffortLaw()), q, qd, (q, qd_des, np.zeros(n)))
+    efforts = compute_efforts(Efforts(model, EffortLaw(friction=friction)), q, qd, (q, qd_des, np.zeros(n)))
     np.testing.assert_allclose(efforts.table[3], friction_torques(friction, qd_des), rtol=1e-13)
-    off = Efforts(model, friction, EffortLaw(compensate=frozenset({"gravity"})))
+    off = Efforts(model, EffortLaw(compensate=frozenset({"gravity"}), friction=friction))
     compute_efforts(off, q, qd, (q, qd_des, np.zeros(n)), driven=np.zeros(n, dtype=bool), t=0.0)
     compute_efforts(off, q, qd, (q, qd_des, np.zeros(n)), driven=np.zeros(n, dtype=bool), t=0.001)
     np.testing.assert_array_equal(off.table[3], 0.0)
@@ -215,11 +215,11 @@ def test_adopt_shares_the_loop_state_and_rearms_the_guard_on_request() -> None:
     model = RobotModel.from_urdf(example_urdf_path("z1_description/urdf/z1.urdf").read_text())
     friction = Friction.from_model(model)
     n = model.nv
-    old = Efforts(model, friction, EffortLaw())
+    old = Efforts(model, EffortLaw(friction=friction))
     compute_efforts(old, np.zeros(n), np.zeros(n), (np.zeros(n),) * 3, driven=np.zeros(n, bool), t=1.0)
     compute_efforts(old, np.zeros(n), np.zeros(n), (np.zeros(n),) * 3, driven=np.zeros(n, bool), t=1.004)
     old.guard.state[1, 2] = 1.0  # joint 2 tripped
-    kept, rearmed = Efforts(model, friction, EffortLaw()), Efforts(model, friction, EffortLaw())
+    kept, rearmed = Efforts(model, EffortLaw(friction=friction)), Efforts(model, EffortLaw(friction=friction))
     kept.adopt(old, keep_guard=True)
     rearmed.adopt(old, keep_guard=False)
     assert kept.period == rearmed.period == pytest.approx(0.004)

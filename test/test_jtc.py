@@ -135,6 +135,7 @@ def test_closed_loop_in_mujoco_annotated_efforts_beat_the_pid(seed: int) -> None
     efforts of rnea_ros.trajectory.jtc_points the RMS tracking error is >= 10x lower on every joint
     than with the same PID alone."""
     from rnea_ros import Friction, RobotModel
+    from rnea_ros.control.effort_law import EffortLaw
     from rnea_ros.model.example_robots import example_urdf_path
     from rnea_ros.sim.jtc_demo import ARM, FINGER_HOME, FINGERS, HOME, KD, KP, multisine_points
     from rnea_ros.sim.mujoco_arm import MujocoArm
@@ -154,7 +155,9 @@ def test_closed_loop_in_mujoco_annotated_efforts_beat_the_pid(seed: int) -> None
         jtc.hold(arm.q[index])
         p = (points.times, points.positions, points.velocities, points.accelerations)
         if annotated:
-            out = effort_trajectory(model, ARM, *p, held=held, friction=Friction.from_model(model))
+            out = effort_trajectory(
+                model, ARM, *p, held=held, law=EffortLaw(friction=Friction.from_model(model))
+            )
             jtc.receive(0.0, out.times, out.positions, out.velocities, out.accelerations, out.efforts)
         else:
             jtc.receive(0.0, *p)

@@ -5,6 +5,7 @@ uniform scaling; the missing-package message."""
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -12,6 +13,7 @@ from robot_files import urdf_text
 from test_time_scaling import UR5_HOME, panda_multisine, point_to_point
 
 from rnea_ros import Friction, RobotModel, rnea
+from rnea_ros.control.effort_law import EffortLaw
 from rnea_ros.demo import PANDA_ARM, PANDA_HOME
 from rnea_ros.trajectory.efforts import trajectory_efforts
 from rnea_ros.trajectory.sampling import TrajectorySampler
@@ -19,7 +21,7 @@ from rnea_ros.trajectory.time_scaling import minimal_time_scale
 
 pytestmark = pytest.mark.unit
 
-LAW = {"compensate": {"gravity", "coriolis", "inertia", "wrench", "friction"}}
+LAW = EffortLaw(compensate=frozenset({"gravity", "coriolis", "inertia", "wrench", "friction"}))
 
 
 def test_missing_toppra_gives_a_clear_message(monkeypatch) -> None:
@@ -52,10 +54,8 @@ def test_batch_torque_constraint_equals_toppras_own_with_per_point_inverse_dynam
     theirs = toppra.constraint.JointTorqueConstraint(
         inv_dyn, limits, coulomb, toppra.constraint.DiscretizationType.Interpolation
     ).compute_constraint_params(path, grid)
-    terms = {"gravity", "coriolis", "inertia", "wrench"}
-    ours = _torque_constraint(toppra, model, gravity, coulomb, terms, push, limits).compute_constraint_params(
-        path, grid
-    )
+    law = EffortLaw(gravity, frozenset({"gravity", "coriolis", "inertia", "wrench"}), wrenches=push)
+    ours = _torque_constraint(toppra, model, law, coulomb, limits).compute_constraint_params(path, grid)
     for a, b in zip(ours, theirs, strict=True):
         if a is None:
             assert b is None
@@ -76,12 +76,12 @@ def test_time_optimal_result_holds_the_limits_and_is_no_slower_than_uniform_scal
         model = RobotModel.from_urdf(urdf_text("ur5"))
         points = point_to_point(UR5_HOME, [0, 0.2, -0.2, 0, 0, 0], 0.1)
         limit, joints, held = model.effort_limit, list(model.joint_names), None
-    kw = {"effort_limit": limit, "joints": joints, **LAW}
+    kw = {"law": replace(LAW, effort_limit=limit), "joints": joints}
     t, q, qd, qdd = time_optimal_parameterisation(model, *points, **kw)
     uniform = minimal_time_scale(model, *points, **kw)
     assert t[-1] <= uniform.duration
     idx = [model.joint_index(j) for j in joints]
-    tau = trajectory_efforts(model, q, qd, qdd, **LAW)
+    tau = trajectory_efforts(model, q, qd, qdd, LAW)
     effort = np.max(np.abs(tau[:, idx]) / limit[idx])
     speed = np.max(np.abs(qd[:, idx]) / model.velocity_limit[idx])
     assert max(effort, speed) <= 1.0 and max(effort, speed) >= 0.99
@@ -100,6 +100,5 @@ def test_viscous_friction_is_refused() -> None:
         time_optimal_parameterisation(
             model,
             *point_to_point([0, 0], [1, 1], 1.0),
-            friction=Friction.from_model(model),
-            effort_limit=100.0,
+            law=EffortLaw(friction=Friction.from_model(model), effort_limit=100.0),
         )

@@ -11,6 +11,7 @@ import pytest
 from robot_files import urdf_text
 
 from rnea_ros import Friction, RobotModel, friction_torques, gravity_torques, mass_matrix, nonlinear_effects
+from rnea_ros.control.effort_law import EffortLaw
 from rnea_ros.demo import PANDA_ARM, PANDA_HOME
 from rnea_ros.identification.excitation import design
 from rnea_ros.trajectory.efforts import DEFAULT_RESAMPLE_PERIOD, resample, trajectory_efforts
@@ -62,7 +63,7 @@ def point_to_point(q0, dq, duration: float):
 def worst_ratio(model, points, k, law, effort_limit, velocity_limit, joints):
     """Independently: the largest |τ|/limit and |q̇|/limit over the points JTC would receive."""
     t, q, qd, qdd = resample(scale_trajectory(*points, k=k), DEFAULT_RESAMPLE_PERIOD)
-    tau = trajectory_efforts(model, q, qd, qdd, **law)
+    tau = trajectory_efforts(model, q, qd, qdd, EffortLaw(**law))
     idx = [model.joint_index(j) for j in joints]
     with np.errstate(divide="ignore"):
         eff = np.abs(tau[:, idx]) / np.broadcast_to(effort_limit, (model.nv,))[idx]
@@ -102,7 +103,7 @@ def test_scaled_efforts_follow_the_decomposition(ur5) -> None:
     t = np.linspace(0.0, 1.2, 25)
     q, qd, qdd = TrajectorySampler(times, *knots).sample(t, inclusive=True)
     qs, qds, qdds = TrajectorySampler(*scale_trajectory(times, *knots, k=k)).sample(k * t, inclusive=True)
-    got = trajectory_efforts(ur5, qs, qds, qdds, friction=friction)
+    got = trajectory_efforts(ur5, qs, qds, qdds, EffortLaw(friction=friction))
     for i in range(t.size):
         g = gravity_torques(ur5, q[i])
         dynamic = mass_matrix(ur5, q[i]) @ qdd[i] + nonlinear_effects(ur5, q[i], qd[i]) - g
@@ -242,7 +243,7 @@ def cases(panda: RobotModel, ur5: RobotModel) -> list[Case]:
 def test_minimal_scale_is_feasible_tight_and_minimal(panda, ur5) -> None:
     for name, model, points, law, tau_lim, v_lim, joints, kind in cases(panda, ur5):
         result = minimal_time_scale(
-            model, *points, effort_limit=tau_lim, velocity_limit=v_lim, joints=joints, **law
+            model, *points, law=EffortLaw(**law, effort_limit=tau_lim, velocity_limit=v_lim), joints=joints
         )
         assert result.feasible and result.k > 1.0, (name, result)
         assert result.limit == kind, (name, result)
@@ -283,7 +284,7 @@ def test_check_limits_at_k_one_and_at_the_minimal_k(ur5) -> None:
 def test_gravity_beyond_a_limit_is_rejected_with_joint_time_and_ratio(panda) -> None:
     points = panda_multisine(panda, 0, fast=False)
     limit = 0.2 * panda.effort_limit  # the demo pose needs ~26 % of joint 4's limit against gravity
-    result = minimal_time_scale(panda, *points, effort_limit=limit, joints=PANDA_ARM)
+    result = minimal_time_scale(panda, *points, law=EffortLaw(effort_limit=limit), joints=PANDA_ARM)
     assert not result.feasible and result.k == np.inf and result.duration == np.inf
     assert result.joint in PANDA_ARM and "rejected" in result.reason and "gravity" in result.reason
     q, _, _ = TrajectorySampler(*points).sample(result.time, inclusive=True)
@@ -295,12 +296,12 @@ def test_gravity_beyond_a_limit_is_rejected_with_joint_time_and_ratio(panda) -> 
 def test_a_wrench_or_coulomb_friction_beyond_a_limit_is_rejected(ur5) -> None:
     points = point_to_point(UR5_HOME, [0, 0.2, -0.2, 0, 0, 0], 1.0)
     push = {"wrenches": {"tool0": [0, 0, -2000.0, 0, 0, 0]}}
-    result = minimal_time_scale(ur5, *points, **push)
+    result = minimal_time_scale(ur5, *points, law=EffortLaw(**push))
     assert not result.feasible and "wrench" in result.reason
     # gravity alone fits, gravity + Coulomb (at full magnitude, with the sign of q̇) does not
     g = np.abs(gravity_torques(ur5, resample(points)[1])).max(axis=0)
     friction = Friction(np.zeros(6), np.full(6, 5.0), 0.01)
-    result = minimal_time_scale(ur5, *points, friction=friction, effort_limit=g + 2.0)
+    result = minimal_time_scale(ur5, *points, law=EffortLaw(friction=friction, effort_limit=g + 2.0))
     assert not result.feasible and "Coulomb" in result.reason
 
 
@@ -322,7 +323,10 @@ def test_more_than_max_k_is_rejected(ur5) -> None:
 )
 def test_bad_arguments_are_named(ur5, kwargs, message) -> None:
     with pytest.raises(ValueError, match=message):
-        minimal_time_scale(ur5, *point_to_point(UR5_HOME, np.zeros(6), 1.0), **kwargs)
+        law = EffortLaw(**{key: v for key, v in kwargs.items() if key != "joints"})
+        minimal_time_scale(
+            ur5, *point_to_point(UR5_HOME, np.zeros(6), 1.0), law=law, joints=kwargs.get("joints")
+        )
     with pytest.raises(ValueError, match="6 columns"):
         minimal_time_scale(ur5, [0.0, 1.0], np.zeros((2, 5)))
     with pytest.raises(ValueError, match="k must be"):

@@ -4,6 +4,7 @@ the node's effort law, and the error of JTC's linear effort interpolation."""
 from __future__ import annotations
 
 import itertools
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -21,6 +22,7 @@ from rnea_ros import (
 from rnea_ros.control.effort_law import COMPENSABLE, EffortLaw, Efforts, compute_efforts
 from rnea_ros.trajectory.efforts import (
     DEFAULT_RESAMPLE_PERIOD,
+    FEEDFORWARD,
     effort_terms,
     interpolation_error,
     period_for_tolerance,
@@ -100,9 +102,9 @@ def test_efforts_and_terms_match_single_state_references_for_every_switch(robot)
     _, q, qd, qdd = resample(random_knots(model, rng), 0.05)
     ref = [reference_terms(model, *x, friction, link, wrench) for x in zip(q, qd, qdd, strict=True)]
     for on in SUBSETS:
-        law = {"gravity": GRAVITY, "friction": friction, "compensate": on, "wrenches": {link: wrench}}
-        tau = trajectory_efforts(model, q, qd, qdd, **law)
-        terms = effort_terms(model, q, qd, qdd, **law)
+        law = EffortLaw(GRAVITY, frozenset(on), friction=friction, wrenches={link: wrench})
+        tau = trajectory_efforts(model, q, qd, qdd, law)
+        terms = effort_terms(model, q, qd, qdd, law)
         assert set(terms) == on
         want = np.array([sum((r[k] for k in on), np.zeros(model.nv)) for r in ref])
         np.testing.assert_allclose(tau, want, rtol=1e-9, atol=1e-9, err_msg=str(on))
@@ -118,11 +120,11 @@ def test_efforts_equal_the_nodes_effort_law_at_the_desired_state(robot) -> None:
     wrench = {link: rng.normal(0, 20, 6)}
     _, q, qd, qdd = resample(random_knots(model, rng), 0.1)
     for on in SUBSETS:
-        law = EffortLaw(GRAVITY, frozenset(on), use_desired_state=True, effort_limit_scale=1e9)
-        node = Efforts(model, friction, law)
-        tau = trajectory_efforts(
-            model, q, qd, qdd, gravity=GRAVITY, friction=friction, compensate=on, wrenches=wrench
+        law = EffortLaw(
+            GRAVITY, frozenset(on), use_desired_state=True, effort_limit_scale=1e9, friction=friction
         )
+        node = Efforts(model, law)
+        tau = trajectory_efforts(model, q, qd, qdd, replace(law, wrenches=wrench))
         for i in range(len(q)):
             measured = (np.zeros(model.nv), np.zeros(model.nv))  # feedback gains are zero
             compute_efforts(node, *measured, (q[i], qd[i], qdd[i]), wrench)
@@ -132,9 +134,10 @@ def test_efforts_equal_the_nodes_effort_law_at_the_desired_state(robot) -> None:
 def test_no_friction_object_means_no_friction_term() -> None:
     model = RobotModel.from_urdf(urdf_text("double_pendulum"))  # URDF damping 0.05
     q, qd, qdd = np.zeros((1, 2)), np.ones((1, 2)), np.zeros((1, 2))
-    assert np.array_equal(trajectory_efforts(model, q, qd, qdd, compensate={"friction"}), np.zeros((1, 2)))
+    only_friction = EffortLaw(compensate=frozenset({"friction"}))
+    assert np.array_equal(trajectory_efforts(model, q, qd, qdd, only_friction), np.zeros((1, 2)))
     with_urdf = trajectory_efforts(
-        model, q, qd, qdd, compensate={"friction"}, friction=Friction.from_model(model)
+        model, q, qd, qdd, replace(only_friction, friction=Friction.from_model(model))
     )
     np.testing.assert_allclose(with_urdf, [[0.05, 0.05]], rtol=1e-12)
 
@@ -150,19 +153,19 @@ def test_no_friction_object_means_no_friction_term() -> None:
 def test_bad_arguments_are_named(kwargs, message) -> None:
     model = RobotModel.from_urdf(urdf_text("double_pendulum"))
     with pytest.raises(ValueError, match=message):
-        trajectory_efforts(model, np.zeros((2, 2)), np.zeros((2, 2)), np.zeros((2, 2)), **kwargs)
+        trajectory_efforts(model, np.zeros((2, 2)), np.zeros((2, 2)), np.zeros((2, 2)), EffortLaw(**kwargs))
     with pytest.raises(ValueError, match="qd must have shape"):
         trajectory_efforts(model, np.zeros((2, 2)), np.zeros((2, 3)), np.zeros((2, 2)))
     with pytest.raises(ValueError, match="same number of samples"):
         trajectory_efforts(model, np.zeros((2, 2)), np.zeros((3, 2)), np.zeros((2, 2)))
 
 
-def dense_interpolation_error(model, points, period, refine, **law) -> np.ndarray:
+def dense_interpolation_error(model, points, period, refine, law=FEEDFORWARD) -> np.ndarray:
     """Independent: np.interp per joint between the resampled efforts, exact τ on a dense grid."""
     t, q, qd, qdd = resample(points, period)
-    tau = trajectory_efforts(model, q, qd, qdd, **law)
+    tau = trajectory_efforts(model, q, qd, qdd, law)
     fine = np.unique(np.concatenate([np.linspace(a, b, refine + 1) for a, b in itertools.pairwise(t)]))
-    exact = trajectory_efforts(model, *TrajectorySampler(*points).sample(fine, inclusive=True), **law)
+    exact = trajectory_efforts(model, *TrajectorySampler(*points).sample(fine, inclusive=True), law)
     linear = np.stack([np.interp(fine, t, tau[:, j]) for j in range(model.nv)], axis=1)
     return np.max(np.abs(linear - exact), axis=0)
 
@@ -177,11 +180,11 @@ def test_interpolation_error_equals_an_independent_computation(robot) -> None:
     model, _ = robot
     rng = np.random.default_rng(5)
     points = random_knots(model, rng)
-    law = {"friction": friction_of(model, rng), "gravity": GRAVITY}
+    law = EffortLaw(GRAVITY, friction=friction_of(model, rng))
     for period in (0.01, 0.037):
-        got = interpolation_error(model, points, period, refine=8, **law)
+        got = interpolation_error(model, points, period, refine=8, law=law)
         np.testing.assert_allclose(
-            got, dense_interpolation_error(model, points, period, 8, **law), rtol=1e-12, atol=1e-12
+            got, dense_interpolation_error(model, points, period, 8, law), rtol=1e-12, atol=1e-12
         )
 
 
@@ -219,11 +222,11 @@ def test_default_period_keeps_the_interpolation_within_one_percent_of_the_limit(
         (ur5, point_to_point(ur5, ur5_home, [0, 0.2, -0.2, 0, 0, 0], 0.1)),
         (panda, demo),
     ]:
-        friction = Friction.from_model(model)
-        k = minimal_time_scale(model, *points, friction=friction).k
+        law = EffortLaw(friction=Friction.from_model(model))
+        k = minimal_time_scale(model, *points, law=law).k
         scaled = scale_trajectory(*points, k=k)
-        error = dense_interpolation_error(model, scaled, DEFAULT_RESAMPLE_PERIOD, 40, friction=friction)
-        estimate = interpolation_error(model, scaled, friction=friction)
+        error = dense_interpolation_error(model, scaled, DEFAULT_RESAMPLE_PERIOD, 40, law)
+        estimate = interpolation_error(model, scaled, law=law)
         assert np.all(error <= 0.01 * model.effort_limit), (error / model.effort_limit).max()
         assert np.all(estimate <= error + 1e-12) and np.all(estimate >= 0.9 * error)
 

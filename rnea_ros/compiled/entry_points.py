@@ -102,11 +102,11 @@ JOINT_TRANSFORMS = Kernel(k.joint_transforms, F, FA, F)
 ROOT_ROTATIONS = Kernel(k.root_rotations, F, F)
 # The effort law (`effort_law.compute_efforts`) calls these kernels' dispatchers with these types,
 # which then find the compiled signatures; the runaway guard's `update` calls GUARD's.
-EFFORT = Kernel(k.effort_kernel, F, F, F, F, F, F, F, I64, F2, I64, F, F, F2)
+CYCLE = Kernel(
+    k.cycle_kernel, F, F, F, F, F, F, F, I64, F2, F2, I64, F, F, F, F, BOOL, F2, I64, F64, BOOL, BOOL, F2,
+    F64, F64, F, F2, BOOL, F64, F2, F2, F, F2, F, F2,
+)  # fmt: skip
 FRICTION_BEFORE = Kernel(k.friction_before_kernel, F, F, F, F, I64, F, F, F, F64, F2, F, F)
-FRICTION_AFTER = Kernel(k.friction_after_kernel, F, F, F, F2, F, F, F, I64, F64, BOOL, F2, F, F, F2, F, F, F)
-INVERSE_INERTIA = Kernel(k.inverse_inertia_kernel, F, F, F, F, F, BOOL, F2)
-BOUND_GAINS = Kernel(k.bound_gains_kernel, F2, F2, F2, F64, F64, F, F2)
 GUARD = Kernel(k.guard_kernel, F2, F, F64, F, F, F, F, F, F, I64, F)
 # The momentum observer's (`estimation.momentum`, `estimation.observer`; the node's contact cycle).
 MOMENTUM = Kernel(k.momentum_kernel, F, FA, FA, F, F, F, F)
@@ -136,11 +136,8 @@ KERNELS = (
     MASS_MATRIX_BATCH,
     JOINT_TRANSFORMS,
     ROOT_ROTATIONS,
-    EFFORT,
+    CYCLE,
     FRICTION_BEFORE,
-    FRICTION_AFTER,
-    INVERSE_INERTIA,
-    BOUND_GAINS,
     GUARD,
     MOMENTUM,
     LINK_JACOBIAN,

@@ -7,36 +7,49 @@ feedback term always compares desired with measured. The friction term follows
 `rnea_ros.friction.compensation`: feedforward at the desired velocity for joints a trajectory
 drives, bounded feedback from the measured velocity for the others, each faded out by the runaway
 guard (`rnea_ros.friction.runaway_guard`) when it drives its joint. All arrays in `model.joint_names`
-order, efforts in N m or N. The total is clamped to the effort limit × scale. Compiled kernels
-compute every term of a cycle into a preallocated table: M(q) and the friction row
-(`kernels.friction_before_kernel`), then the other terms and the total (`kernels.effort_kernel`),
-then the guard's period (`kernels.friction_after_kernel`).
+order, efforts in N m or N. The total is clamped to the effort limit × scale. One compiled call
+(`kernels.cycle_kernel`) computes every term of a cycle into a preallocated table from one
+kinematics pass per configuration, as Pinocchio's computeAllTerms: M(q) and the friction row,
+the feedback bound, the model terms, the total, then the runaway guard's period.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
+import numpy.typing as npt
 
 from rnea_ros.algorithms.dynamics import GRAVITY, Data, raise_not_finite, wrench_arrays
 from rnea_ros.compiled import kernels as k
 from rnea_ros.control.feedback_bound import REFRESH
+from rnea_ros.control.terms import COMPENSABLE, TERMS, compensable_terms
 from rnea_ros.errors import RneaError
 from rnea_ros.friction.compensation import CompensationRules, coefficient_table, update_period
 from rnea_ros.friction.model import Friction
-from rnea_ros.friction.runaway_guard import G_WEIGHT, RunawayGuard
+from rnea_ros.friction.runaway_guard import RunawayGuard
 from rnea_ros.model.robot_model import RobotModel
 
-TERMS = ("gravity", "coriolis", "inertia", "friction", "wrench", "feedback")
-COMPENSABLE = TERMS[:5]
+__all__ = ["COMPENSABLE", "TERMS", "EffortLaw", "Efforts", "LoopState", "compute_efforts", "update_delay"]
 
 
 @dataclass(frozen=True)
 class EffortLaw:
-    """What the node compensates, with which gains; immutable, swapped whole on a change."""
+    """The one effort law: which terms, with which gravity, friction, wrenches, limits and gains.
+    Immutable, swapped whole on a change; every evaluation of the law takes one: the node's
+    cycle (`Efforts` + `compute_efforts`), trajectory annotation (`rnea_ros.trajectory.efforts`,
+    `jtc_points`), uniform time scaling (`time_scaling`) and time-optimal re-timing
+    (`time_optimal`). Trajectories evaluate its feedforward part only (no feedback, friction as
+    `friction_torques` of `friction`); the node all of it.
+
+    friction: None, no friction term (the node then compensates none). wrenches: each link's
+    wrench on its environment [f, m about the link origin], root axes, constant (a call of
+    `compute_efforts` may pass the cycle's own instead). effort_limit / velocity_limit: per joint
+    (n,) or one value, None: the model's (inf: none); the effort limit is multiplied by
+    effort_limit_scale.
+    """
 
     gravity: tuple[float, ...] = GRAVITY  # root frame, m/s², 3 values
     compensate: frozenset[str] = frozenset(COMPENSABLE)
@@ -47,6 +60,38 @@ class EffortLaw:
     friction_rules: CompensationRules = CompensationRules()  # scale, feedforward scale, deadband
     guard_window: float = 0.2  # s, window of the runaway guard; 0: no guard
     max_phase_lag: float = 0.5  # rad, bound of the PD gains (rnea_ros.control.feedback_bound); 0: none
+    friction: Friction | None = field(default=None, compare=False)
+    wrenches: Mapping[str, npt.ArrayLike] | None = field(default=None, compare=False)
+    effort_limit: npt.ArrayLike | None = field(default=None, compare=False)  # N m or N
+    velocity_limit: npt.ArrayLike | None = field(default=None, compare=False)  # rad/s or m/s
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "compensate", compensable_terms(self.compensate))
+
+    def friction_for(self, model: RobotModel) -> Friction | None:
+        """`friction`, checked against the model's joints (RneaError)."""
+        if self.friction is not None and self.friction.viscous.shape != (model.nv,):
+            raise RneaError(f"friction must have {model.nv} joints, got {self.friction.viscous.size}")
+        return self.friction
+
+    def limits(self, model: RobotModel) -> tuple[np.ndarray, np.ndarray]:
+        """(effort limit × effort_limit_scale, velocity limit), (n,) each, for the model's joints;
+        RneaError for a wrong size or a negative or NaN value."""
+        effort = _per_joint(self.effort_limit, model.effort_limit, "effort_limit")
+        velocity = _per_joint(self.velocity_limit, model.velocity_limit, "velocity_limit")
+        return effort * self.effort_limit_scale, velocity
+
+
+def _per_joint(value: npt.ArrayLike | None, default: np.ndarray, name: str) -> np.ndarray:
+    if value is None:
+        return np.asarray(default, dtype=float).copy()
+    try:
+        a = np.broadcast_to(np.asarray(value, dtype=float), default.shape).copy()
+    except (TypeError, ValueError):
+        raise RneaError(f"{name} must be one value or {default.size} (one per joint)") from None
+    if np.any(np.isnan(a)) or np.any(a < 0):
+        raise RneaError(f"{name} must be >= 0 (inf = none) per joint")
+    return a
 
 
 class LoopState:
@@ -64,14 +109,16 @@ class LoopState:
 
 
 class Efforts:
-    """A model, its friction and an effort law packed for `compute_efforts`, with the table each
-    call overwrites (like Pinocchio's Data: one per thread, results valid until the next call)."""
+    """A model and an effort law packed for `compute_efforts`, with the table each call
+    overwrites (like Pinocchio's Data: one per thread, results valid until the next call)."""
 
-    def __init__(self, model: RobotModel, friction: Friction, law: EffortLaw) -> None:
+    def __init__(self, model: RobotModel, law: EffortLaw) -> None:
         n = model.nv
-        if friction.viscous.shape != (n,):
-            raise RneaError(f"friction must have {n} joints, got {friction.viscous.size}")
+        friction = law.friction_for(model)
+        if friction is None:
+            friction = Friction(np.zeros(n), np.zeros(n))
         self.model = model
+        self.law = law
         self._tree = model.kernel_tree()
         self._ws = np.asarray(Data(model).ws, dtype=float)
         self._gravity = np.array([*np.asarray(law.gravity, dtype=float).reshape(3), 0.0, 0.0, 0.0])
@@ -80,7 +127,8 @@ class Efforts:
         self._law = np.empty((k.LAW_ROWS, n))
         self._law[k.LAW_KP] = law.kp
         self._law[k.LAW_KD] = law.kd
-        self._law[k.LAW_LIMIT] = model.effort_limit * law.effort_limit_scale
+        self._law[k.LAW_LIMIT] = law.limits(model)[0]
+        self._wrench = wrench_arrays(model, law.wrenches)  # the law's constant wrenches
         # the table the kernels read: the law with the feedback gains of this cycle (bounded by
         # the loop's period and delay, rnea_ros.control.feedback_bound)
         self._law_now = self._law.copy()
@@ -104,7 +152,6 @@ class Efforts:
         self._all_driven = np.ones(n, dtype=np.int64)
         self._mass = np.zeros(n * n)
         self._comp = np.asarray(Data(model).comp, dtype=float)
-        self._g3 = self._gravity[:3].copy()
         self._need = np.zeros(n)
         self._mid = np.zeros((3, n))  # q, q̇ and q̈ over the last period
 
@@ -113,7 +160,6 @@ class Efforts:
         an effective gravity that follows the base (rnea_ros.estimation.base_gravity)."""
         g = self._gravity
         g[0], g[1], g[2] = float(gravity[0]), float(gravity[1]), float(gravity[2])
-        self._g3[:] = g[:3]
 
     @property
     def gravity(self) -> np.ndarray:
@@ -169,7 +215,8 @@ def compute_efforts(
 ) -> Efforts:
     """Every term of the law for the measured (q, q̇) and desired (q, q̇, q̈) into `efforts.table`;
     raises ValueError (naming the input) on non-finite input instead of returning a non-finite
-    command. q, q̇ and the desired arrays: float64, (n,).
+    command. q, q̇ and the desired arrays: float64, (n,). wrenches: this cycle's link wrenches
+    (root axes, see EffortLaw), None: the law's.
 
     driven: per joint, whether a trajectory drives it (its friction is feedforward at the desired
     velocity; else feedback from the measured one); None: every joint. t: time of the measured
@@ -179,7 +226,7 @@ def compute_efforts(
     feedback gains are bounded by the loop's period and delay (rnea_ros.control.feedback_bound); without
     t the gains are applied as given."""
     q_des, qd_des, qdd_des = desired
-    wb, wd = wrench_arrays(efforts.model, wrenches)
+    wb, wd = efforts._wrench if wrenches is None else wrench_arrays(efforts.model, wrenches)
     friction_on = efforts._friction_on
     if driven is None:
         driven = efforts._all_driven
@@ -193,46 +240,31 @@ def compute_efforts(
         loop.t = t
         if delay is not None:
             loop.delay = update_delay(loop.delay, delay)
-    law = efforts._law_now
-    args = (q, qd, q_des, qd_des, qdd_des, efforts._gravity, efforts._switches, law, wb, wd)
+    bound = efforts._bounded and t is not None
+    refresh = t is not None and bound and not abs(t - efforts._minv_t) < REFRESH  # also at first (NaN)
+    # the guard integrates the period since the previous call if that call left its sample
+    run_guard = friction_on and guard.enabled and 0.0 < dt <= 1.0 and loop.sample_t == last_t
+    lag = 0.5 * loop.period + loop.delay  # zero-order hold of one period, plus the delay
     try:
-        status = k.OK
-        if friction_on:
-            status = k.friction_before_kernel(
-                efforts._tree, q, qd, qd_des, driven, efforts._ws, efforts._comp, efforts._mass,
-                loop.period, efforts._coef, guard.state[G_WEIGHT], table[3],
-            )  # fmt: skip
-        if status == k.OK and efforts._bounded and t is not None:
-            if not abs(t - efforts._minv_t) < REFRESH:  # also the first time (NaN)
-                status = k.inverse_inertia_kernel(
-                    efforts._tree, q, efforts._ws, efforts._comp, efforts._mass, friction_on, efforts._minv
-                )
-                efforts._minv_t = t
-            if status == k.OK:
-                lag = 0.5 * loop.period + loop.delay  # zero-order hold of one period, plus the delay
-                k.bound_gains_kernel(
-                    efforts._minv, efforts._law, law, lag, efforts._phase_lag, efforts.feedback_scale,
-                    efforts._rows,
-                )  # fmt: skip
-        if status == k.OK:
-            status = k.effort_kernel(efforts._tree, *args, efforts._ws, efforts.table)
+        status = k.cycle_kernel(
+            efforts._tree, q, qd, q_des, qd_des, qdd_des, efforts._gravity, efforts._switches, efforts._law,
+            efforts._law_now, wb, wd, efforts._ws, efforts._comp, efforts._mass, friction_on, efforts._coef,
+            driven, loop.period, bound, refresh, efforts._minv, lag, efforts._phase_lag,
+            efforts.feedback_scale, efforts._rows, run_guard, dt, loop.prev, efforts._mid, efforts._need,
+            guard.state, guard.clock, table,
+        )  # fmt: skip
     except (ValueError, OverflowError):  # pure-Python fallback only: math.cos(inf) and the like
         status = k.NOT_FINITE
     except IndexError:  # pure-Python fallback only: wrongly sized input
         status = k.BAD_SIZE
+    if t is not None and refresh and (status == k.OK or not friction_on or np.isfinite(efforts._mass).all()):
+        efforts._minv_t = t  # M⁻¹ was refreshed (or failed at this t): next refresh REFRESH s on
     if status == k.BAD_SIZE:
         raise RneaError(f"q, qd and the desired state must have {efforts.model.nv} values each")
     if status != k.OK:
         named = {"q": q, "qd": qd, "desired q": q_des, "desired qd": qd_des, "desired qdd": qdd_des}
         raise_not_finite(named)
     if friction_on:
-        # the guard integrates the period since the previous call if that call left its sample
-        run_guard = guard.enabled and 0.0 < dt <= 1.0 and loop.sample_t == last_t
-        k.friction_after_kernel(
-            efforts._tree, efforts._g3, efforts._ws, loop.prev, q, qd, qd_des, driven, dt, run_guard,
-            efforts._mid, efforts._need, efforts._mass, guard.state, guard.clock, table[k.OUT_TOTAL],
-            table[3],
-        )  # fmt: skip
         loop.sample_t = np.nan if t is None else t
     return efforts
 

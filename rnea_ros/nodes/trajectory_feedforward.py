@@ -20,7 +20,6 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import cast
 
 import numpy as np
 from builtin_interfaces.msg import Duration
@@ -30,8 +29,8 @@ from rclpy.node import Node
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
+from rnea_ros.control.effort_law import EffortLaw
 from rnea_ros.errors import ParameterError
-from rnea_ros.friction.model import Friction
 from rnea_ros.model.robot_model import RobotModel
 from rnea_ros.ros import diagnostics, parameters
 from rnea_ros.ros.common import (
@@ -134,21 +133,9 @@ class Setup:
     base: RobotModel
     model: RobotModel  # payload applied
     joints: list[str]  # joints trajectories may move (the order of per-joint values)
-    friction: Friction
-    gravity: tuple[float, float, float]
-    compensate: frozenset[str]
-    wrenches: dict[str, np.ndarray] | None  # root axes, constant along a trajectory
+    law: EffortLaw  # gravity, friction (× feedforward_scale), terms, wrenches (root axes), limits
     effort_limit: np.ndarray  # (n,) URDF × effort_limit_scale
     velocity_limit: np.ndarray  # (n,) URDF
-
-    @property
-    def law(self) -> dict:
-        return {
-            "gravity": self.gravity,
-            "friction": self.friction,
-            "compensate": self.compensate,
-            "wrenches": self.wrenches,
-        }
 
 
 def build_setup(base: RobotModel, params: dict) -> Setup:
@@ -157,18 +144,15 @@ def build_setup(base: RobotModel, params: dict) -> Setup:
     model = with_armature(with_payload(base, params), params, output)
     check_parameters(params)
     link, root, _ = ee_wrench(base, params)  # link axes refused by check_parameters
-    return Setup(
-        base=base,
-        model=model,
-        joints=joints,
-        friction=friction_of(model, params, output, params["friction.feedforward_scale"]),
-        # 3 values: the schema's length rule (LAW_PARAMS)
-        gravity=cast(tuple[float, float, float], tuple(float(g) for g in params["gravity"])),
+    law = EffortLaw(
+        gravity=tuple(float(g) for g in params["gravity"]),  # 3: parameters.LAW_PARAMS' length rule
         compensate=compensated(params),
+        effort_limit_scale=params["effort_limit_scale"],
+        friction=friction_of(model, params, output, params["friction.feedforward_scale"]),
         wrenches=None if link is None else {link: root},
-        effort_limit=model.effort_limit * params["effort_limit_scale"],
-        velocity_limit=model.velocity_limit.copy(),
     )
+    effort_limit, velocity_limit = law.limits(model)
+    return Setup(base, model, joints, law, effort_limit, velocity_limit)
 
 
 @dataclass
@@ -423,9 +407,7 @@ class TrajectoryFeedforwardNode(Node):
             held=held,
             period=period,
             slow_down=mode == "slow_down",
-            **setup.law,
-            effort_limit=setup.effort_limit,
-            velocity_limit=setup.velocity_limit,
+            law=setup.law,
         )
         s = result.scale
         decision = Decision(
@@ -450,9 +432,7 @@ class TrajectoryFeedforwardNode(Node):
                     qdd,
                     period=period,
                     joints=names,
-                    **setup.law,
-                    effort_limit=setup.effort_limit,
-                    velocity_limit=setup.velocity_limit,
+                    law=setup.law,
                 )
                 decision.reason += (
                     f"; on_limit 'slow_down' would stretch it {needed.k:.4f}x"
@@ -477,14 +457,12 @@ class TrajectoryFeedforwardNode(Node):
                 qd,
                 qdd,
                 period=self._params["resample_period"],
-                effort_limit=setup.effort_limit,
-                velocity_limit=setup.velocity_limit,
+                law=setup.law,
                 joints=names,
-                **setup.law,
             )
         except ValueError as exc:
             return None, Decision("rejected", f"TOPP-RA: {exc}", float("inf"))
-        tau = trajectory_efforts(setup.model, qs, qds, qdds, **setup.law)
+        tau = trajectory_efforts(setup.model, qs, qds, qdds, setup.law)
         cols = jmap.index
         with np.errstate(divide="ignore", invalid="ignore"):
             ratio = np.nan_to_num(np.abs(tau[:, cols]) / setup.effort_limit[cols], nan=0.0)

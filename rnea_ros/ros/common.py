@@ -4,10 +4,12 @@ and `run_node` (start, spin, Ctrl-C/SIGTERM, invalid parameters)."""
 
 from __future__ import annotations
 
+import array
 import gc
 import inspect
 import os
 import sys
+import threading
 import time
 from collections.abc import Callable
 from typing import TypeVar
@@ -15,7 +17,7 @@ from typing import TypeVar
 import numpy as np
 import rclpy
 from builtin_interfaces.msg import Time as TimeMsg
-from rclpy.clock import Clock
+from rclpy.clock import Clock, ClockType
 from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
@@ -56,20 +58,41 @@ def clock_ns(clock: Clock) -> int:
 
 class ReusedJointState:
     """One JointState per output, refilled per cycle rather than built (a JointState costs about
-    10 µs to build; publishing serializes it at once, so reuse is safe)."""
+    10 µs to build; publishing serializes it at once, so reuse is safe). Its effort field is one
+    array.array refilled in place through a numpy view: no list or array is built per cycle."""
 
-    __slots__ = ("msg",)
+    __slots__ = ("msg", "values")
 
     def __init__(self) -> None:
         self.msg = JointState()
+        self.values = InPlaceDoubles()
 
     def filled(self, header: Header, names: list[str], effort: np.ndarray) -> JointState:
         msg = self.msg
         msg.header = header
         if msg.name is not names:  # the names change with the model only
             msg.name = names
-        msg.effort = effort.tolist()
+        msg.effort = self.values.filled(effort)
         return msg
+
+
+class InPlaceDoubles:
+    """An array.array('d') (what a message's float64[] field holds) refilled in place from a numpy
+    vector: `filled(values)` copies through a numpy view of its buffer and returns it, allocating
+    only when the length changes. Assign the result to the field (the setter keeps the object)."""
+
+    __slots__ = ("array", "view")
+
+    def __init__(self) -> None:
+        self.array = array.array("d")
+        self.view = np.frombuffer(self.array, dtype=np.float64)
+
+    def filled(self, values: np.ndarray) -> array.array:
+        if len(self.view) != len(values):
+            self.array = array.array("d", bytes(8 * len(values)))
+            self.view = np.frombuffer(self.array, dtype=np.float64)
+        np.copyto(self.view, values)
+        return self.array
 
 
 def set_stamp(stamp: TimeMsg, ns: int) -> None:
@@ -109,6 +132,7 @@ N = TypeVar("N", bound=Node)
 # RNEA_ROS_EXECUTOR values → how the nodes spin (README "Executor").
 EXECUTOR_ENV = "RNEA_ROS_EXECUTOR"
 EXECUTORS = ("waitset", "default", "events")
+GC_FREEZE_ENV = "RNEA_ROS_GC_FREEZE"  # "0": run_node does not freeze the collector after start-up
 
 
 def selected_spin() -> Callable[[Node], None]:
@@ -221,6 +245,73 @@ def prepare_kernels(node: Node) -> None:
     log.info(f"kernels ready in {done.seconds:.2f} s ({how})")
 
 
+# How long start-up waits for the kernels before it goes on serving without them (s): a warm
+# cache loads in about 1 s, so a warm start is unchanged; a cold one compiles in the background.
+KERNEL_WAIT_S = 3.0
+KERNEL_POLL_S = 0.05  # s between two looks (in the executor's thread) whether they are ready
+KERNEL_PROGRESS_S = 10.0  # s between two "still compiling" log lines
+
+
+class KernelsInBackground:
+    """`prepare_kernels` in a thread of its own, so that a node whose kernels compile (a cold or
+    unusable numba cache: tens of seconds) still serves its parameter services, diagnostics and
+    timers meanwhile. Start-up waits up to `wait` s for it (a warm cache is done within, and
+    nothing changes); otherwise `ready` turns True once every kernel is compiled, and a steady
+    timer of the node calls `on_ready()` in the executor's thread then (and logs every
+    KERNEL_PROGRESS_S that it is still compiling). The node must call no kernel before `ready`:
+    that would compile it in the executor's thread and stall the services. When done, a process
+    whose collector was frozen (`run_node`) freezes what compiling built as well."""
+
+    def __init__(
+        self, node: Node, on_ready: Callable[[], None] | None = None, wait: float = KERNEL_WAIT_S
+    ) -> None:
+        self.ready = False
+        self.error = ""  # why compiling failed ("" while compiling or once ready)
+        self._node = node
+        self._on_ready = on_ready
+        self._started = time.monotonic()
+        self._next_progress = self._started + KERNEL_PROGRESS_S
+        self._thread = threading.Thread(target=self._run, name="rnea_ros_kernels", daemon=True)
+        self._thread.start()
+        self._thread.join(wait)
+        self._timer = None
+        if not self.ready and not self.error:
+            node.get_logger().warn(
+                f"kernels still compiling after {wait:g} s: the parameter services answer meanwhile; "
+                "the model is built and joint_states get their first command once the kernels are ready"
+            )
+            steady = Clock(clock_type=ClockType.STEADY_TIME)  # serves with use_sim_time and no /clock
+            self._timer = node.create_timer(KERNEL_POLL_S, self._poll, clock=steady)
+
+    def _run(self) -> None:
+        try:
+            prepare_kernels(self._node)
+        except Exception as exc:  # noqa: BLE001 - said in the log; the node stays up, answering nothing
+            self.error = f"{type(exc).__name__}: {exc}"
+            self._node.get_logger().error(f"compiling the kernels failed ({self.error}): no command is sent")
+            return
+        if gc.isenabled() and gc.get_freeze_count() > 0:  # run_node froze start-up: this belongs to it
+            gc.collect()
+            gc.freeze()
+        self.ready = True
+
+    def _poll(self) -> None:
+        if self.ready or self.error:
+            timer, self._timer = self._timer, None
+            if timer is not None:
+                self._node.destroy_timer(timer)
+            if self.ready and self._on_ready is not None:
+                self._on_ready()
+            return
+        now = time.monotonic()
+        if now >= self._next_progress:
+            self._next_progress = now + KERNEL_PROGRESS_S
+            self._node.get_logger().info(
+                f"still compiling the kernels ({now - self._started:.0f} s so far, about "
+                f"{COLD_COMPILE_S} s in all): joint_states not answered yet"
+            )
+
+
 def run_node(
     args: list[str] | None,
     make_node: Callable[[], N],
@@ -249,8 +340,10 @@ def run_node(
             return 2
         # What start-up built (imports, kernels, model: ~130,000 tracked objects) is never
         # garbage: out of the collector's sight, a full collection takes ~10 µs, not ~50 ms.
-        gc.collect()
-        gc.freeze()
+        # RNEA_ROS_GC_FREEZE=0 leaves it tracked (to measure what freezing changes).
+        if os.environ.get(GC_FREEZE_ENV, "1") != "0":
+            gc.collect()
+            gc.freeze()
         spin_node(node)
     except (KeyboardInterrupt, ExternalShutdownException):  # Ctrl-C also during start-up
         pass

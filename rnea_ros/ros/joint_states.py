@@ -59,6 +59,7 @@ class JointStateCache:
         self._checked = np.ones(n, dtype=bool)  # joints whose age matters (mimic joints follow)
         for i, *_ in self.mimic:
             self._checked[i] = False
+        self._all_checked = not self.mimic  # no masked copy per cycle then
         if previous is not None:  # a model swap keeps what is known of the joints both share
             old = {name: i for i, name in enumerate(previous.model.joint_names)}
             for i, name in enumerate(model.joint_names):
@@ -90,7 +91,8 @@ class JointStateCache:
         the names of the joints never received or older than oldest_ns (None: any age)."""
         limit = NEVER + 1 if oldest_ns is None else oldest_ns
         stamp = self.stamp
-        if stamp[self._checked].min(initial=limit) < limit:
+        oldest = stamp.min(initial=limit) if self._all_checked else stamp[self._checked].min(initial=limit)
+        if oldest < limit:
             names = self.model.joint_names
             return [names[i] for i in np.flatnonzero((stamp < limit) & self._checked)]
         for i, leader, mult, offset in self.mimic:

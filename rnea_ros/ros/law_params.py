@@ -9,7 +9,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from rnea_ros.control.effort_law import COMPENSABLE
+from rnea_ros.control.terms import COMPENSABLE
 from rnea_ros.errors import ParameterError
 from rnea_ros.friction.model import SMOOTHING_VELOCITY, Friction
 from rnea_ros.model.robot_model import Payload, RobotModel

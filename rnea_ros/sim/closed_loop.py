@@ -60,12 +60,12 @@ class Loop:
         """The arm at rest at home, time 0, and a fresh effort law (no friction state)."""
         self.arm.reset(self.home)
         self._past.clear()
-        self.efforts = Efforts(self.model, self.friction, law)
+        self.efforts = Efforts(self.model, replace(law, friction=self.friction))
 
     def set_law(self, law: EffortLaw) -> None:
         """Swap the law, keeping the friction state (as the node does on a parameter change that
         leaves friction alone)."""
-        efforts = Efforts(self.model, self.friction, law)
+        efforts = Efforts(self.model, replace(law, friction=self.friction))
         efforts.adopt(self.efforts)
         self.efforts = efforts
 

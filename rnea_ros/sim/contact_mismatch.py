@@ -11,6 +11,8 @@ fingers are held by the simulator and locked in the models (tip_link panda_hand)
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import mujoco
 import numpy as np
 
@@ -49,7 +51,7 @@ def run_on_plant(
     arm.model.dof_armature[idx] = armature
     arm.reset(home)
     law = EffortLaw(kp=np.array(KP), kd=np.array(KD), compensate=frozenset(MODEL_TERMS))
-    efforts = Efforts(model, Friction.from_model(model), law)
+    efforts = Efforts(model, replace(law, friction=Friction.from_model(model)))
     motion = fast_motion(model, list(model.joint_names), home, duration, seed)
     steps = int(round(duration / arm.timestep))
     sq, sqd, sqdd = motion.sample(np.arange(steps) * arm.timestep)

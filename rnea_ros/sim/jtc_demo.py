@@ -38,6 +38,7 @@ from typing import cast
 import numpy as np
 import yaml
 
+from rnea_ros.control.effort_law import EffortLaw
 from rnea_ros.friction.model import Friction
 from rnea_ros.identification.excitation import design
 from rnea_ros.model.example_robots import example_urdf_path
@@ -96,7 +97,7 @@ def unscaled_efforts(
     held = {j: FINGER_HOME for j in FINGERS}
     q, qd, qdd = jmap.expand_trajectory(points.positions, points.velocities, points.accelerations, held)
     t, qs, qds, qdds = resample((points.times, q, qd, qdd), period)
-    tau = trajectory_efforts(model, qs, qds, qdds, friction=Friction.from_model(model))
+    tau = trajectory_efforts(model, qs, qds, qdds, EffortLaw(friction=Friction.from_model(model)))
     return t, jmap.restrict(tau)
 
 

@@ -164,7 +164,8 @@ def simulate(case: str, hold: float = HOLD, track: float = TRACK, seed: int = 0)
     kp, kd = np.zeros(model.nv), np.zeros(model.nv)
     kp[chain], kd[chain] = gains(model, PANDA_HOME, PANDA_ARM)
     terms = frozenset() if case == "pd" else frozenset(("gravity", "coriolis", "inertia"))
-    efforts = Efforts(model, Friction.from_model(model), EffortLaw(compensate=terms, kp=kp, kd=kd))
+    law = EffortLaw(compensate=terms, kp=kp, kd=kd, friction=Friction.from_model(model))
+    efforts = Efforts(model, law)
     estimator = None
     if case.startswith("imu_"):
         source = "orientation" if case == "imu_orientation" else "specific_force"

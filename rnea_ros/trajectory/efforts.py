@@ -8,27 +8,26 @@ linear with positions only). So the efforts are computed on a uniform resampling
 - `resample`: (t, q, q̇, q̈) every `period` s (last point included) from `TrajectorySampler`, the
   spline JTC builds from the same points. Inside an original segment JTC's quintic through the
   resampled points reproduces that spline exactly; across an original point it may differ slightly.
-- `trajectory_efforts`: τ at every sample, terms switched like the inverse_dynamics node
-  (`feedforward.COMPENSABLE`), in one batch `rnea` call plus friction; `effort_terms` each term.
+- `trajectory_efforts`: τ at every sample, the feedforward part of an effort law
+  (`rnea_ros.control.effort_law.EffortLaw`, the node's), in one batch `rnea` call plus friction;
+  `effort_terms` each term; `motion_efforts` and `static_efforts` its parts that scale with the
+  path speed and that do not (for time scaling and re-timing).
 - `interpolation_error`: how far JTC's linear interpolation between resampled points strays
   from the exact τ(t), evaluated on a finer grid; `DEFAULT_RESAMPLE_PERIOD` keeps it small.
 
-Arrays in `model.joint_names` order, (N, n); times s; efforts N m or N; gravity (m/s²) and
-wrenches (a link's wrench on its environment, root-frame axes, held constant) in the root frame.
+Arrays in `model.joint_names` order, (N, n); times s; efforts N m or N; the law's gravity (m/s²)
+and wrenches (a link's wrench on its environment, root-frame axes, held constant) in the root frame.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
-
 import numpy as np
 import numpy.typing as npt
 
-from rnea_ros.algorithms.dynamics import GRAVITY, gravity_torques, rnea
-from rnea_ros.control.effort_law import COMPENSABLE
+from rnea_ros.algorithms.dynamics import gravity_torques, rnea
+from rnea_ros.control.effort_law import EffortLaw
 from rnea_ros.errors import RneaError
-from rnea_ros.friction.model import Friction, friction_torques
+from rnea_ros.friction.model import friction_torques
 from rnea_ros.model.robot_model import RobotModel
 from rnea_ros.trajectory.sampling import TrajectorySampler
 
@@ -38,6 +37,7 @@ from rnea_ros.trajectory.sampling import TrajectorySampler
 # multi-sines 3e-4 N m). With 10 ms that move reaches 2 %. See README.
 DEFAULT_RESAMPLE_PERIOD = 0.005
 _ZERO_GRAVITY = np.zeros(3)
+FEEDFORWARD = EffortLaw()  # every model term, default gravity, no friction, no wrench
 
 Trajectory = TrajectorySampler | tuple
 
@@ -71,14 +71,6 @@ def resample(
     return (t, *sampler.sample(t, inclusive=True))
 
 
-def compensated_terms(compensate: Iterable[str]) -> frozenset[str]:
-    terms = frozenset(compensate) if not isinstance(compensate, str) else frozenset([compensate])
-    unknown = sorted(terms - set(COMPENSABLE))
-    if unknown:
-        raise RneaError(f"compensate: unknown terms {unknown}, expected some of {list(COMPENSABLE)}")
-    return terms
-
-
 def _states(model: RobotModel, q, qd, qdd) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     n = model.nv
     arrays = []
@@ -95,37 +87,27 @@ def _states(model: RobotModel, q, qd, qdd) -> tuple[np.ndarray, np.ndarray, np.n
     return arrays[0], arrays[1], arrays[2]
 
 
-def checked_friction(model: RobotModel, friction: Friction | None) -> Friction | None:
-    if friction is not None and friction.viscous.shape != (model.nv,):
-        raise RneaError(f"friction must have {model.nv} joints, got {friction.viscous.size}")
-    return friction
-
-
 def trajectory_efforts(
     model: RobotModel,
     q: npt.ArrayLike,
     qd: npt.ArrayLike,
     qdd: npt.ArrayLike,
-    *,
-    gravity: Sequence[float] = GRAVITY,
-    friction: Friction | None = None,
-    compensate: Iterable[str] = COMPENSABLE,
-    wrenches: Mapping[str, Sequence[float]] | None = None,
+    law: EffortLaw = FEEDFORWARD,
 ) -> np.ndarray:
-    """τ (N, n) = Σ of the `compensate` terms at each sample (q, q̇, q̈ (N, n)): gravity g(q),
-    coriolis c(q, q̇), inertia M(q) q̈, friction τ_f(q̇) (none when `friction` is None), wrench
-    Σ Jᵀ F; the node's feedforward at the desired state, without feedback. One batch `rnea`."""
+    """τ (N, n) = Σ of the law's `compensate` terms at each sample (q, q̇, q̈ (N, n)): gravity
+    g(q), coriolis c(q, q̇), inertia M(q) q̈, friction τ_f(q̇) (none when law.friction is None),
+    wrench Σ Jᵀ F; the node's feedforward at the desired state, without feedback. One batch `rnea`."""
     q, qd, qdd = _states(model, q, qd, qdd)
-    terms = compensated_terms(compensate)
-    friction = checked_friction(model, friction)
+    terms = law.compensate
+    friction = law.friction_for(model)
     zeros = np.zeros_like(q)
     tau = rnea(
         model,
         q,
         qd if "coriolis" in terms else zeros,
         qdd if "inertia" in terms else zeros,
-        gravity=gravity if "gravity" in terms else _ZERO_GRAVITY,
-        wrenches=wrenches if "wrench" in terms else None,
+        gravity=law.gravity if "gravity" in terms else _ZERO_GRAVITY,
+        wrenches=law.wrenches if "wrench" in terms else None,
     )
     if "friction" in terms and friction is not None:
         tau += friction_torques(friction, qd)
@@ -137,21 +119,18 @@ def effort_terms(
     q: npt.ArrayLike,
     qd: npt.ArrayLike,
     qdd: npt.ArrayLike,
-    *,
-    gravity: Sequence[float] = GRAVITY,
-    friction: Friction | None = None,
-    compensate: Iterable[str] = COMPENSABLE,
-    wrenches: Mapping[str, Sequence[float]] | None = None,
+    law: EffortLaw = FEEDFORWARD,
 ) -> dict[str, np.ndarray]:
-    """Each term of `trajectory_efforts` (N, n) by name, for the terms in `compensate` (their
+    """Each term of `trajectory_efforts` (N, n) by name, for the law's `compensate` terms (their
     sum is `trajectory_efforts`, to rounding); one batch call per term."""
     q, qd, qdd = _states(model, q, qd, qdd)
-    terms = compensated_terms(compensate)
-    friction = checked_friction(model, friction)
+    terms = law.compensate
+    friction = law.friction_for(model)
+    wrenches = law.wrenches
     zeros = np.zeros_like(q)
     out: dict[str, np.ndarray] = {}
     if "gravity" in terms:
-        out["gravity"] = gravity_torques(model, q, gravity=gravity)
+        out["gravity"] = gravity_torques(model, q, gravity=law.gravity)
     if "coriolis" in terms:
         out["coriolis"] = rnea(model, q, qd, zeros, gravity=_ZERO_GRAVITY)
     if "inertia" in terms:
@@ -166,16 +145,45 @@ def effort_terms(
     return out
 
 
+def motion_efforts(
+    model: RobotModel, law: EffortLaw, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray
+) -> np.ndarray:
+    """The law's terms that move with the path, c(q, q̇) + M(q) q̈ (N, n), each only when
+    switched on (zero gravity, no wrench): s² times this is their value when time runs 1/s times
+    slower. One batch `rnea` (q, q̇, q̈ (N, n) float64)."""
+    terms = law.compensate
+    zeros = np.zeros_like(q)
+    return rnea(
+        model,
+        q,
+        qd if "coriolis" in terms else zeros,
+        qdd if "inertia" in terms else zeros,
+        gravity=_ZERO_GRAVITY,
+    )
+
+
+def static_efforts(model: RobotModel, law: EffortLaw, q: np.ndarray) -> np.ndarray:
+    """The law's terms that do not depend on the path speed, g(q) + Σ Jᵀ F (N, n), each only
+    when switched on. One batch `rnea` (q (N, n) float64)."""
+    terms = law.compensate
+    zeros = np.zeros_like(q)
+    return rnea(
+        model,
+        q,
+        zeros,
+        zeros,
+        gravity=law.gravity if "gravity" in terms else _ZERO_GRAVITY,
+        wrenches=law.wrenches if "wrench" in terms and law.wrenches else None,
+    )
+
+
 def interpolation_error(
     model: RobotModel,
     trajectory: Trajectory,
     period: float = DEFAULT_RESAMPLE_PERIOD,
     *,
     refine: int = 8,
-    gravity: Sequence[float] = GRAVITY,
-    friction: Friction | None = None,
-    compensate: Iterable[str] = COMPENSABLE,
-    wrenches: Mapping[str, Sequence[float]] | None = None,
+    law: EffortLaw = FEEDFORWARD,
 ) -> np.ndarray:
     """Largest |τ_lin(t) − τ(t)| per joint (n,), N m or N: τ_lin interpolates linearly between the
     efforts at the `resample(trajectory, period)` points (what JTC commands), τ is exact; both on
@@ -189,16 +197,10 @@ def interpolation_error(
     n = model.nv
     if t.size < 2:
         return np.zeros(n)
-    law: dict[str, Any] = {
-        "gravity": gravity,
-        "friction": friction,
-        "compensate": compensate,
-        "wrenches": wrenches,
-    }
-    tau = trajectory_efforts(model, q, qd, qdd, **law)
+    tau = trajectory_efforts(model, q, qd, qdd, law)
     alpha = np.arange(1, refine) / refine  # (r,)
     fine = t[:-1, None] + alpha * np.diff(t)[:, None]  # (N-1, r)
-    tau_fine = trajectory_efforts(model, *sampler.sample(fine.reshape(-1), inclusive=True), **law)
+    tau_fine = trajectory_efforts(model, *sampler.sample(fine.reshape(-1), inclusive=True), law)
     linear = (1 - alpha)[None, :, None] * tau[:-1, None] + alpha[None, :, None] * tau[1:, None]
     return np.max(np.abs(linear.reshape(-1, n) - tau_fine), axis=0)
 
@@ -210,10 +212,7 @@ def period_for_tolerance(
     *,
     max_period: float = DEFAULT_RESAMPLE_PERIOD,
     min_period: float = 0.001,
-    gravity: Sequence[float] = GRAVITY,
-    friction: Friction | None = None,
-    compensate: Iterable[str] = COMPENSABLE,
-    wrenches: Mapping[str, Sequence[float]] | None = None,
+    law: EffortLaw = FEEDFORWARD,
 ) -> tuple[float, np.ndarray]:
     """The longest resample period ≤ `max_period` whose `interpolation_error` is within
     `tolerance` (N m or N, one value or per joint (n,), e.g. 0.01 × effort limit), and that error
@@ -224,18 +223,12 @@ def period_for_tolerance(
         raise RneaError("tolerance must be > 0")
     if not (0 < min_period <= max_period):
         raise RneaError(f"need 0 < min_period <= max_period, got {min_period}, {max_period}")
-    law: dict[str, Any] = {
-        "gravity": gravity,
-        "friction": friction,
-        "compensate": compensate,
-        "wrenches": wrenches,
-    }
     sampler = sampler_of(trajectory)
     period = float(max_period)
     for _ in range(8):
-        error = interpolation_error(model, sampler, period, **law)
+        error = interpolation_error(model, sampler, period, law=law)
         worst = float(np.max(error / tol))
         if worst <= 1.0 or period <= min_period:
             return period, error
         period = max(min_period, 0.9 * period / np.sqrt(worst))
-    return period, interpolation_error(model, sampler, period, **law)
+    return period, interpolation_error(model, sampler, period, law=law)

@@ -11,19 +11,17 @@ part as well, put the current state first at time 0.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from rnea_ros.algorithms.dynamics import GRAVITY
-from rnea_ros.control.effort_law import COMPENSABLE
-from rnea_ros.friction.model import Friction
+from rnea_ros.control.effort_law import EffortLaw
 from rnea_ros.model.robot_model import RobotModel
 from rnea_ros.trajectory.efforts import (
     DEFAULT_RESAMPLE_PERIOD,
+    FEEDFORWARD,
     effort_terms,
     resample,
     trajectory_efforts,
@@ -65,44 +63,28 @@ def effort_trajectory(
     *,
     held: Mapping[str, float] | npt.ArrayLike | None = None,
     period: float = DEFAULT_RESAMPLE_PERIOD,
-    gravity: Sequence[float] = GRAVITY,
-    friction: Friction | None = None,
-    compensate: Iterable[str] = COMPENSABLE,
-    wrenches: Mapping[str, Sequence[float]] | None = None,
-    effort_limit: npt.ArrayLike | None = None,
-    velocity_limit: npt.ArrayLike | None = None,
+    law: EffortLaw = FEEDFORWARD,
     slow_down: bool = True,
     with_terms: bool = False,
 ) -> EffortTrajectory:
     """The trajectory (points (K, m) for `joint_names`, a subset of the model's joints in any
     order; the others stay at `held` positions, see `JointMap.held_positions`) slowed down by
     the smallest k ≥ 1 that keeps every sent point within the limits of the trajectory's joints
-    (`slow_down=False`: k = 1, rejected when beyond a limit), resampled every `period` s, with efforts.
-    Limits per model joint (n,) or one value, default the model's. ValueError for bad input;
+    (`slow_down=False`: k = 1, rejected when beyond a limit), resampled every `period` s, with the
+    efforts of the law's feedforward; the law's limits (`EffortLaw.limits`). ValueError for bad input;
     a statically infeasible trajectory gives `accepted == False`, no points and the reason."""
     jmap = JointMap(model, joint_names)
     q, qd, qdd = jmap.expand_trajectory(positions, velocities, accelerations, held)
-    law: dict[str, Any] = {
-        "gravity": gravity,
-        "friction": friction,
-        "compensate": compensate,
-        "wrenches": wrenches,
-    }
-    limits: dict[str, Any] = {
-        "effort_limit": effort_limit,
-        "velocity_limit": velocity_limit,
-        "joints": jmap.names,
-    }
     check = minimal_time_scale if slow_down else check_limits
-    scale = check(model, times, q, qd, qdd, period=period, **law, **limits)
+    scale = check(model, times, q, qd, qdd, period=period, law=law, joints=jmap.names)
     m = len(jmap.names)
     if not scale.feasible:
         empty = np.zeros((0, m))
         return EffortTrajectory(jmap.names, np.zeros(0), empty, empty, empty, empty, scale)
     t, qs, qds, qdds = resample(scale_trajectory(times, q, qd, qdd, k=scale.k), period)
-    tau = trajectory_efforts(model, qs, qds, qdds, **law)
+    tau = trajectory_efforts(model, qs, qds, qdds, law)
     terms = None
     if with_terms:
-        terms = {name: jmap.restrict(x) for name, x in effort_terms(model, qs, qds, qdds, **law).items()}
+        terms = {name: jmap.restrict(x) for name, x in effort_terms(model, qs, qds, qdds, law).items()}
     qs, qds, qdds, tau = (jmap.restrict(x) for x in (qs, qds, qdds, tau))
     return EffortTrajectory(jmap.names, t, qs, qds, qdds, tau, scale, terms)

@@ -5,7 +5,8 @@ Unlike `time_scaling.minimal_time_scale` (one factor k for the whole trajectory)
 the path speed ṡ(s) point by point, so it is as fast as the limits allow everywhere. The path is
 JTC's spline through the points, q(s) with s the original time; TOPP-RA's torque constraint
 τ = a(s) s̈ + b(s) ṡ² + c(s) is built in batch:
-a = M q', b = M q'' + c(q, q') (each term only when in `compensate`), c = g(q) + Σ Jᵀ F, plus
+a = M q', b = M q'' + c(q, q') (each term only when on in the effort law, `EffortLaw.compensate`),
+c = g(q) + Σ Jᵀ F (`trajectory.efforts.motion_efforts` and `static_efforts`), plus
 Coulomb friction at full magnitude with the sign of q' (toppra's `fs_coef`, conservative like
 `time_scaling`). Viscous friction F_v q' ṡ is linear in ṡ and has no place in that form: a
 Friction with non-zero viscous coefficients is refused. Constraints hold at the grid points
@@ -17,28 +18,25 @@ Arrays in `model.joint_names` order; times s; efforts N m or N.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from collections.abc import Iterable
 
 import numpy as np
 import numpy.typing as npt
 
-from rnea_ros.algorithms.dynamics import GRAVITY, rnea
-from rnea_ros.control.effort_law import COMPENSABLE
+from rnea_ros.control.effort_law import EffortLaw
 from rnea_ros.errors import RneaError
-from rnea_ros.friction.model import Friction
 from rnea_ros.model.robot_model import RobotModel
 from rnea_ros.trajectory.efforts import (
     DEFAULT_RESAMPLE_PERIOD,
-    checked_friction,
-    compensated_terms,
+    FEEDFORWARD,
+    motion_efforts,
+    static_efforts,
     trajectory_efforts,
     uniform_times,
 )
 from rnea_ros.trajectory.sampling import TrajectorySampler
-from rnea_ros.trajectory.time_scaling import checked_joints, per_joint_limit
+from rnea_ros.trajectory.time_scaling import _checked
 
-_ZERO_GRAVITY = np.zeros(3)
 _NO_LIMIT = 1e9  # stands for an infinite limit in toppra's linear programs
 _ATTEMPTS = 6
 _MAX_GRID = 2000  # default stages at most (cost, and degenerate stages near rests)
@@ -78,7 +76,7 @@ def _path(toppra, sampler: TrajectorySampler):
     return _SplinePath()
 
 
-def _torque_constraint(toppra, model, gravity, coulomb, terms, wrenches, tau_lim):
+def _torque_constraint(toppra, model: RobotModel, law: EffortLaw, coulomb: np.ndarray, tau_lim: np.ndarray):
     """toppra's JointTorqueConstraint with a, b, c from batch rnea calls instead of per-point calls."""
 
     from toppra.constraint.linear_constraint import canlinear_colloc_to_interpolate
@@ -86,20 +84,9 @@ def _torque_constraint(toppra, model, gravity, coulomb, terms, wrenches, tau_lim
     class _BatchTorque(toppra.constraint.JointTorqueConstraint):
         def compute_constraint_params(self, path, gridpoints):
             q, q1, q2 = path(gridpoints), path(gridpoints, 1), path(gridpoints, 2)
-            zeros = np.zeros_like(q)
-            inert, cor = "inertia" in terms, "coriolis" in terms
-            g_on, w_on = "gravity" in terms, "wrench" in terms and bool(wrenches)
-            a = rnea(model, q, zeros, q1 if inert else zeros, gravity=_ZERO_GRAVITY)
-            b = rnea(model, q, q1 if cor else zeros, q2 if inert else zeros, gravity=_ZERO_GRAVITY)
-            c = rnea(
-                model,
-                q,
-                zeros,
-                zeros,
-                gravity=gravity if g_on else _ZERO_GRAVITY,
-                wrenches=wrenches if w_on else None,
-            )
-            c = c + coulomb * np.sign(q1)
+            a = motion_efforts(model, law, q, np.zeros_like(q), q1)  # M q' (coriolis needs q̇)
+            b = motion_efforts(model, law, q, q1, q2)
+            c = static_efforts(model, law, q) + coulomb * np.sign(q1)
             n = q.shape[1]
             f = np.vstack([np.eye(n), -np.eye(n)])
             g = np.concatenate([self.tau_lim[:, 1], -self.tau_lim[:, 0]])
@@ -136,12 +123,7 @@ def time_optimal_parameterisation(
     accelerations: npt.ArrayLike | None = None,
     *,
     period: float = DEFAULT_RESAMPLE_PERIOD,
-    gravity: Sequence[float] = GRAVITY,
-    friction: Friction | None = None,
-    compensate: Iterable[str] = COMPENSABLE,
-    wrenches: Mapping[str, Sequence[float]] | None = None,
-    effort_limit: npt.ArrayLike | None = None,
-    velocity_limit: npt.ArrayLike | None = None,
+    law: EffortLaw = FEEDFORWARD,
     joints: Iterable[str] | None = None,
     gridpoints: int | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -159,28 +141,21 @@ def time_optimal_parameterisation(
         raise RneaError(f"positions must have {model.nv} columns (model order), got {sampler.nv}")
     if sampler.duration <= 0:
         raise RneaError("the trajectory needs at least two points")
-    terms = compensated_terms(compensate)
-    friction = checked_friction(model, friction)
+    terms = law.compensate
+    friction = law.friction_for(model)
     coulomb = np.zeros(model.nv)
     if "friction" in terms and friction is not None:
         if np.any(friction.viscous != 0):
             raise RneaError("friction: TOPP-RA cannot model viscous friction (linear in path speed)")
         static = friction.coulomb if friction.static is None else friction.static  # None: coulomb
         coulomb = np.maximum(friction.coulomb, static)
-    tau_lim = per_joint_limit(effort_limit, model.effort_limit, "effort_limit")
-    v_lim = per_joint_limit(velocity_limit, model.velocity_limit, "velocity_limit")
+    tau_lim, v_lim = law.limits(model)
     checked = np.zeros(model.nv, dtype=bool)
-    checked[checked_joints(model, joints)] = True
+    checked[_checked(model, joints)] = True
     tau_bound = np.where(checked & np.isfinite(tau_lim), tau_lim, _NO_LIMIT)
     v_bound = np.where(checked & np.isfinite(v_lim), v_lim, _NO_LIMIT)
     count = int(gridpoints or min(_MAX_GRID, max(100, 4 * int(np.ceil(sampler.duration / period)))))
     path = _path(toppra, sampler)
-    law: dict[str, Any] = {
-        "gravity": gravity,
-        "friction": friction,
-        "compensate": terms,
-        "wrenches": wrenches,
-    }
     # TOPP-RA holds the limits at its grid points; at the samples between them they may be
     # exceeded slightly (bench: < 0.3 % with the default grid): then tighten those joints' bounds
     # by the excess squared and solve again.
@@ -191,19 +166,13 @@ def time_optimal_parameterisation(
                 np.stack([-v_bound, v_bound], axis=1) * tighten_v[:, None]
             ),
             _torque_constraint(
-                toppra,
-                model,
-                gravity,
-                coulomb,
-                terms,
-                wrenches,
-                np.stack([-tau_bound, tau_bound], axis=1) * tighten_tau[:, None],
+                toppra, model, law, coulomb, np.stack([-tau_bound, tau_bound], axis=1) * tighten_tau[:, None]
             ),
         ]
         retimed = _solve(toppra, constraints, path, count)
         t = uniform_times(float(retimed.duration), period)
         points = (t, retimed(t), retimed(t, 1), retimed(t, 2))
-        tau = trajectory_efforts(model, *points[1:], **law)
+        tau = trajectory_efforts(model, *points[1:], law)
         with np.errstate(divide="ignore", invalid="ignore"):
             over_tau = np.where(checked, np.max(np.abs(tau), axis=0) / tau_lim, 0.0)
             over_v = np.where(checked, np.max(np.abs(points[2]), axis=0) / v_lim, 0.0)

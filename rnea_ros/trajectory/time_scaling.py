@@ -8,8 +8,9 @@ s = 1/k the state at scaled time k t is (q, s q̇, s² q̈) and the efforts beco
 
 A = M(q) q̈ + c(q, q̇) (inertia + Coriolis: quadratic in q̇), B = F_v q̇ (viscous friction),
 C = g(q) + Σ Jᵀ F (gravity, wrench), f the Coulomb/Stribeck friction, each only when switched on in
-`compensate` like the node. f(s q̇) = level · tanh(s q̇ / v_ε) depends on s in a non-polynomial
-way; it is bounded conservatively: it has the sign of q̇ and a magnitude in [0, max(F_c, F_s)].
+the effort law (`EffortLaw.compensate`, the node's). f(s q̇) = level · tanh(s q̇ / v_ε) depends on s
+in a non-polynomial way; it is bounded conservatively: it has the sign of q̇ and a magnitude in
+[0, max(F_c, F_s)].
 Per sample and joint |τ(s)| ≤ L is then two quadratic inequalities in s whose infeasible sets
 are at most two open intervals each (closed form), and |s q̇| ≤ v_max is linear. The largest s in
 (0, 1] outside every interval is the answer; note it is not the minimum of the per-sample
@@ -25,29 +26,27 @@ Arrays in `model.joint_names` order; times s; efforts N m or N; velocities rad/s
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from rnea_ros.algorithms.dynamics import GRAVITY, rnea
-from rnea_ros.control.effort_law import COMPENSABLE
+from rnea_ros.control.effort_law import EffortLaw
 from rnea_ros.errors import RneaError
-from rnea_ros.friction.model import Friction
 from rnea_ros.model.robot_model import RobotModel
 from rnea_ros.trajectory.efforts import (
     DEFAULT_RESAMPLE_PERIOD,
-    checked_friction,
-    compensated_terms,
+    FEEDFORWARD,
+    motion_efforts,
     resample,
+    static_efforts,
     trajectory_efforts,
     uniform_times,
 )
 from rnea_ros.trajectory.sampling import TrajectorySampler
 
-_ZERO_GRAVITY = np.zeros(3)
 _MARGIN = 1e-9  # relative: k is raised by this so rounding cannot put a bound at 1 + 1e-16
 _ITERATIONS = 20
 _TIGHT = 0.999  # a binding ratio this close to 1 is tight enough
@@ -152,49 +151,25 @@ def _largest_feasible(lo: np.ndarray, hi: np.ndarray) -> tuple[float, int]:
 class _Decomposition:
     """A, B, C and the Coulomb bound (N, n) at original-time samples (see module docstring)."""
 
-    def __init__(self, model, sampler, t, gravity, friction, terms, wrenches) -> None:
+    def __init__(self, model: RobotModel, sampler: TrajectorySampler, t: np.ndarray, law: EffortLaw) -> None:
         q, qd, qdd = sampler.sample(t, inclusive=True)
         zeros = np.zeros_like(q)
-        cor, inert = "coriolis" in terms, "inertia" in terms
+        terms, friction = law.compensate, law.friction_for(model)
         self.qd = qd
         self.a = (
-            rnea(model, q, qd if cor else zeros, qdd if inert else zeros, gravity=_ZERO_GRAVITY)
-            if cor or inert
-            else zeros
+            motion_efforts(model, law, q, qd, qdd) if "coriolis" in terms or "inertia" in terms else zeros
         )
-        grav, wrench = "gravity" in terms, "wrench" in terms and bool(wrenches)
-        self.c = (
-            rnea(
-                model,
-                q,
-                zeros,
-                zeros,
-                gravity=gravity if grav else _ZERO_GRAVITY,
-                wrenches=wrenches if wrench else None,
-            )
-            if grav or wrench
-            else zeros
-        )
+        static = "gravity" in terms or ("wrench" in terms and bool(law.wrenches))
+        self.c = static_efforts(model, law, q) if static else zeros
         if "friction" in terms and friction is not None:
             self.b = friction.viscous * qd
-            self.f = np.maximum(friction.coulomb, friction.static) * np.sign(qd)
+            static_level = friction.coulomb if friction.static is None else friction.static
+            self.f = np.maximum(friction.coulomb, static_level) * np.sign(qd)
         else:
             self.b = self.f = zeros
 
 
-def per_joint_limit(value, default: np.ndarray, name: str) -> np.ndarray:
-    if value is None:
-        return np.asarray(default, dtype=float).copy()
-    try:
-        a = np.broadcast_to(np.asarray(value, dtype=float), default.shape).copy()
-    except (TypeError, ValueError):
-        raise RneaError(f"{name} must be one value or {default.size} (one per joint)") from None
-    if np.any(np.isnan(a)) or np.any(a < 0):
-        raise RneaError(f"{name} must be >= 0 (inf = none) per joint")
-    return a
-
-
-def checked_joints(model: RobotModel, joints: Iterable[str] | None) -> np.ndarray:
+def _checked(model: RobotModel, joints: Iterable[str] | None) -> np.ndarray:
     if joints is None:
         return np.arange(model.nv)
     names = [joints] if isinstance(joints, str) else list(joints)
@@ -240,21 +215,16 @@ def minimal_time_scale(
     accelerations: npt.ArrayLike | None = None,
     *,
     period: float = DEFAULT_RESAMPLE_PERIOD,
-    gravity: Sequence[float] = GRAVITY,
-    friction: Friction | None = None,
-    compensate: Iterable[str] = COMPENSABLE,
-    wrenches: Mapping[str, Sequence[float]] | None = None,
-    effort_limit: npt.ArrayLike | None = None,
-    velocity_limit: npt.ArrayLike | None = None,
+    law: EffortLaw = FEEDFORWARD,
     joints: Iterable[str] | None = None,
     max_k: float = 100.0,
 ) -> TimeScale:
     """The smallest k ≥ 1 such that the trajectory slowed down k times (`scale_trajectory`),
-    resampled every `period` s, keeps |τ| ≤ effort_limit and |q̇| ≤ velocity_limit at every
-    resampled point for the `joints` checked (default: all).
+    resampled every `period` s, keeps |τ| and |q̇| within the law's limits (`EffortLaw.limits`)
+    at every resampled point for the `joints` checked (default: all).
 
-    Points (K, n) in model order, as for `TrajectorySampler`; limits per joint (n,) or one value,
-    default the model's (inf = none). Efforts as `trajectory_efforts` (same keywords). When even
+    Points (K, n) in model order, as for `TrajectorySampler`. Efforts as `trajectory_efforts`
+    (the law's feedforward). When even
     k → ∞ fails (gravity + Coulomb friction + wrench alone beyond a limit) the result is
     `feasible=False`, k = inf, naming the joint, the time (original) and |τ|/limit there; so is
     a trajectory that needs k > `max_k` (then k is the estimate)."""
@@ -262,21 +232,13 @@ def minimal_time_scale(
     sampler = TrajectorySampler(*points)
     if sampler.nv != model.nv:
         raise RneaError(f"positions must have {model.nv} columns (model order), got {sampler.nv}")
-    terms = compensated_terms(compensate)
-    friction = checked_friction(model, friction)
-    tau_lim = per_joint_limit(effort_limit, model.effort_limit, "effort_limit")
-    v_lim = per_joint_limit(velocity_limit, model.velocity_limit, "velocity_limit")
-    checked = checked_joints(model, joints)
-    law: dict[str, Any] = {
-        "gravity": gravity,
-        "friction": friction,
-        "compensate": terms,
-        "wrenches": wrenches,
-    }
+    law.friction_for(model)
+    tau_lim, v_lim = law.limits(model)
+    checked = _checked(model, joints)
     duration = sampler.duration
 
     def decompose(t: np.ndarray) -> _Decomposition:
-        return _Decomposition(model, sampler, t, gravity, friction, terms, wrenches)
+        return _Decomposition(model, sampler, t, law)
 
     # fixed point: the samples of the scaled trajectory, in original time, depend on k
     k = 1.0
@@ -284,7 +246,7 @@ def minimal_time_scale(
         t_orig = uniform_times(k * duration, period) / k
         s, (sample, joint, kind) = _closed_form(decompose(t_orig), tau_lim, v_lim, checked)
         if s <= 0:
-            return _rejected(model, decompose(t_orig), t_orig, tau_lim, checked, terms, wrenches)
+            return _rejected(model, decompose(t_orig), t_orig, tau_lim, checked, law)
         k_new = 1.0 if sample < 0 else (1.0 / s) * (1 + _MARGIN)
         if k_new > max_k:
             name = model.joint_names[joint]
@@ -348,12 +310,7 @@ def check_limits(
     *,
     k: float = 1.0,
     period: float = DEFAULT_RESAMPLE_PERIOD,
-    gravity: Sequence[float] = GRAVITY,
-    friction: Friction | None = None,
-    compensate: Iterable[str] = COMPENSABLE,
-    wrenches: Mapping[str, Sequence[float]] | None = None,
-    effort_limit: npt.ArrayLike | None = None,
-    velocity_limit: npt.ArrayLike | None = None,
+    law: EffortLaw = FEEDFORWARD,
     joints: Iterable[str] | None = None,
 ) -> TimeScale:
     """The trajectory slowed down k times and resampled every `period` s, checked against the
@@ -363,16 +320,9 @@ def check_limits(
     sampler = TrajectorySampler(*points)
     if sampler.nv != model.nv:
         raise RneaError(f"positions must have {model.nv} columns (model order), got {sampler.nv}")
-    terms, friction = compensated_terms(compensate), checked_friction(model, friction)
-    law: dict[str, Any] = {
-        "gravity": gravity,
-        "friction": friction,
-        "compensate": terms,
-        "wrenches": wrenches,
-    }
-    tau_lim = per_joint_limit(effort_limit, model.effort_limit, "effort_limit")
-    v_lim = per_joint_limit(velocity_limit, model.velocity_limit, "velocity_limit")
-    ratio, where = _worst(model, points, float(k), period, law, tau_lim, v_lim, checked_joints(model, joints))
+    law.friction_for(model)
+    tau_lim, v_lim = law.limits(model)
+    ratio, where = _worst(model, points, float(k), period, law, tau_lim, v_lim, _checked(model, joints))
     return _result(model, float(k), sampler.duration, ratio, where)
 
 
@@ -382,7 +332,7 @@ def _worst(
     """Largest |τ|/L or |q̇|/v_max over the scaled, resampled trajectory and where."""
     scaled = TrajectorySampler(*scale_trajectory(*points, k=k))
     t, q, qd, qdd = resample(scaled, period)
-    tau = trajectory_efforts(model, q, qd, qdd, **law)
+    tau = trajectory_efforts(model, q, qd, qdd, law)
     with np.errstate(divide="ignore", invalid="ignore"):
         eff = np.abs(tau[:, checked]) / tau_lim[checked]
         vel = np.abs(qd[:, checked]) / v_lim[checked]
@@ -394,7 +344,7 @@ def _worst(
     return float(vel[iv]), (float(t[iv[0]]), int(checked[iv[1]]), "velocity")
 
 
-def _rejected(model, d: _Decomposition, t, tau_lim, checked, terms, wrenches) -> TimeScale:
+def _rejected(model, d: _Decomposition, t, tau_lim, checked, law: EffortLaw) -> TimeScale:
     """Result for a trajectory whose static efforts (k → ∞) exceed a limit somewhere."""
     static = np.maximum(np.abs(d.c + np.maximum(d.f, 0)), np.abs(d.c + np.minimum(d.f, 0)))[:, checked]
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -405,9 +355,9 @@ def _rejected(model, d: _Decomposition, t, tau_lim, checked, terms, wrenches) ->
     parts = [
         name
         for name, on in (
-            ("gravity", "gravity" in terms),
+            ("gravity", "gravity" in law.compensate),
             ("Coulomb friction", bool(np.any(d.f[:, checked] != 0))),
-            ("wrench", "wrench" in terms and bool(wrenches)),
+            ("wrench", "wrench" in law.compensate and bool(law.wrenches)),
         )
         if on
     ]

@@ -35,9 +35,10 @@ class CycleModel:
     units: EffortUnits | None = None  # effort_unit of the output joints (None: all joint torque)
 
     def wrenches(self, q: np.ndarray) -> dict[str, np.ndarray] | None:
-        """The wrenches for rnea (root axes), or None when there is none."""
+        """The wrenches of this cycle (root axes) for `compute_efforts`: None when only the
+        law's constant ones (wrench_root) act."""
         if not self.wrench_local:
-            return self.wrench_root
+            return None
         out = dict(self.wrench_root or {})
         for link, local in self.wrench_local:
             rot, _ = link_pose(self.model, q, link)
@@ -94,7 +95,7 @@ def build_cycle_model(
     joints, output = output_joints(base, params)
     overrides = overrides or NONE
     model = with_armature(with_payload(base, params, overrides.payload), params, output)
-    friction = friction_of(model, params, output)
+    wrench_root, wrench_local = link_wrenches(base, params, overrides)
     gains = {}
     for name in ("feedback.kp", "feedback.kd"):
         value = np.asarray(params[name], dtype=float).reshape(-1)
@@ -115,9 +116,10 @@ def build_cycle_model(
         ),
         guard_window=params["friction.guard_window"],
         max_phase_lag=params["feedback.max_phase_lag"],
+        friction=friction_of(model, params, output),
+        wrenches=wrench_root,
     )
-    wrench_root, wrench_local = link_wrenches(base, params, overrides)
-    efforts = Efforts(model, friction, law)
+    efforts = Efforts(model, law)
     if previous is not None:
         old, old_params = previous
         friction_params = [n for n in params if n.startswith(FRICTION_STATE_PARAMS)]

@@ -12,6 +12,7 @@ so a cycle never sees half an update.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -29,7 +30,8 @@ from std_msgs.msg import Float64, Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory
 
 from rnea_ros.algorithms.task_space import tip_apparent_mass
-from rnea_ros.control.effort_law import TERMS, compute_efforts
+from rnea_ros.control.effort_law import compute_efforts
+from rnea_ros.control.terms import TERMS
 from rnea_ros.errors import ParameterError, TrajectoryInPastError, URDFError
 from rnea_ros.model.robot_model import RobotModel
 from rnea_ros.nodes.inverse_dynamics import contact
@@ -46,11 +48,12 @@ from rnea_ros.nodes.inverse_dynamics.params import INVERSE_DYNAMICS
 from rnea_ros.ros import diagnostics, parameters, qos
 from rnea_ros.ros.common import (
     JOINT_STATES_QOS,
+    InPlaceDoubles,
+    KernelsInBackground,
     ReusedJointState,
     ThrottledLog,
     clock_ns,
     guarded,
-    prepare_kernels,
     stamp_ns,
     trajectory_points,
 )
@@ -83,6 +86,16 @@ class Loaded:
     cache: JointStateCache
     desired: DesiredState
     layouts: dict[tuple[str, ...], Layout] = field(default_factory=dict)
+    # q̈_des 0 and no joint driven, without a trajectory: per model, not per cycle (only read;
+    # writable, as numba compiles other signatures for read-only arrays)
+    rest: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    undriven: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+
+    def __post_init__(self) -> None:
+        nv = self.cycle.model.nv
+        if len(self.rest) != nv:
+            object.__setattr__(self, "rest", np.zeros(nv))
+            object.__setattr__(self, "undriven", np.zeros(nv, dtype=np.int64))
 
 
 class InverseDynamicsNode(Node):
@@ -110,9 +123,13 @@ class InverseDynamicsNode(Node):
     def _start(self) -> None:
         """Kernels, publishers, subscriptions, timers and the model: what a running node has.
         ParameterError when the robot_description parameter gives no model."""
-        prepare_kernels(self)  # before any subscription: no cycle compiles
+        # Kernels before any cycle: a warm cache loads within KernelsInBackground's wait; a cold
+        # one compiles on while the node serves its parameters, joint_states unanswered till then.
+        self._kernels = KernelsInBackground(self, self._on_kernels_ready)
+        self._deferred: tuple[str, str] | None = None  # (URDF, source) that waits for the kernels
         self._effort_pub = qos.publisher(self, Float64MultiArray, "~/effort_commands", COMMAND_QOS)
         self._command = Float64MultiArray()
+        self._command_data = InPlaceDoubles()  # its data, refilled per cycle
         self._joint_efforts_pub = self.create_publisher(JointState, "~/joint_efforts", 10)
         self._term_pubs = {t: self.create_publisher(JointState, f"~/terms/{t}", 10) for t in TERMS}
         self._answers = {t: ReusedJointState() for t in (None, *TERMS)}  # per output, refilled
@@ -163,9 +180,25 @@ class InverseDynamicsNode(Node):
 
     # --- model -----------------------------------------------------------------------------
 
+    def _on_kernels_ready(self) -> None:
+        """The kernels compiled in the background (a cold cache): build the model that waited."""
+        if self._deferred is not None:
+            (xml, source), self._deferred = self._deferred, None
+            self._load_description(xml, source)
+
     def _load_description(self, xml: str, source: str) -> None:
         """A description installed, or rejected with the previous model kept; from the read-only
-        robot_description parameter, a model it cannot give ends start-up (ParameterError)."""
+        robot_description parameter, a model it cannot give ends start-up (ParameterError). While
+        the kernels compile in the background (a cold cache), building would compile in this
+        thread: the description waits (`_on_kernels_ready`), the parameter's parsed at once."""
+        if not self._kernels.ready:
+            if source == PARAMETER_SOURCE:
+                try:
+                    model_from_urdf(xml, self._params)
+                except URDFError as exc:
+                    raise ParameterError("robot_description", str(exc)) from None
+            self._deferred = (xml, source)
+            return
         if source == PARAMETER_SOURCE:
             try:
                 built = self._build(xml)
@@ -347,6 +380,9 @@ class InverseDynamicsNode(Node):
         now_ns = clock_ns(self.get_clock())
         self.stats.last_receive_ns = now_ns
         loaded = self._loaded
+        if not self._kernels.ready:  # compiling (cold cache): no kernel call in this thread
+            self._not_ready(msg)
+            return
         trigger = None
         while msg is not None:
             if loaded is None:
@@ -357,6 +393,15 @@ class InverseDynamicsNode(Node):
             msg = None if taken is None else taken[0]
         if trigger is not None and loaded is not None:  # a trigger implies a model
             self._command_cycle(loaded, trigger, now_ns, t0)
+
+    def _not_ready(self, msg: JointState | None) -> None:
+        """joint_states while the kernels compile: every queued message taken, none answered."""
+        reason = "kernels_failed" if self._kernels.error else "kernels_compiling"
+        text = self._kernels.error or "the dynamics kernels are still compiling (cold numba cache)"
+        while msg is not None:
+            self._drop(reason, f"{text}: no command")
+            taken = self._joint_states_sub.handle.take_message(JointState, False)
+            msg = None if taken is None else taken[0]
 
     def _merge(self, loaded: Loaded, msg: JointState, now_ns: int) -> bool:
         """Check a joint_states message and store its joints in the cache; whether it should
@@ -385,7 +430,9 @@ class InverseDynamicsNode(Node):
         position = np.asarray(msg.position, dtype=float)
         velocity = np.asarray(msg.velocity, dtype=float) if len(msg.velocity) else None
         for values, what in ((position, "position"), (velocity, "velocity")):
-            if values is not None and not np.isfinite(values[lay.msg_index]).all():
+            if values is None or _all_finite(values):  # nearly always: no gather of the model's joints
+                continue
+            if not np.isfinite(values[lay.msg_index]).all():
                 bad = lay.msg_index[~np.isfinite(values[lay.msg_index])]
                 joint = msg.name[int(bad[0])]
                 self._drop("not_finite", f"joint_states {what} of '{joint}' is NaN or Inf: no command")
@@ -410,8 +457,8 @@ class InverseDynamicsNode(Node):
             except ImuDrop as exc:
                 self._drop(exc.reason, str(exc))
                 return
-        desired = (q, qd, np.zeros(len(q)))
-        driven = np.zeros(len(q), dtype=np.int64)
+        desired = (q, qd, loaded.rest)
+        driven = loaded.undriven
         if not loaded.desired.idle:
             q_d, qd_d, qdd_d, targets = loaded.desired.sample(now_ns, q, qd)
             if np.isfinite(q_d).all() and np.isfinite(qd_d).all() and np.isfinite(qdd_d).all():
@@ -434,7 +481,7 @@ class InverseDynamicsNode(Node):
         total = efforts.total if out is None else efforts.total[out]
         if cycle.units is not None:  # effort_unit: the clamped joint torque in each joint's unit
             total = cycle.units.command(total)
-        self._command.data = total.tolist()
+        self._command.data = self._command_data.filled(total)
         self._effort_pub.publish(self._command)  # first: the robot waits for this one
         names = cycle.output_names
         if self._listened:
@@ -485,7 +532,7 @@ class InverseDynamicsNode(Node):
     def _publish_apparent_mass(self) -> None:
         """Apparent mass of tip_link (kg) along its velocity, or the rest direction when still."""
         loaded = self._loaded
-        if loaded is None:
+        if loaded is None or not self._kernels.ready:
             return
         timeout = self._params["joint_states_timeout"]
         now_ns = self.get_clock().now().nanoseconds
@@ -568,6 +615,12 @@ def _trajectory_input(model: RobotModel, msg: JointTrajectory) -> tuple[np.ndarr
             k, j = np.argwhere(~np.isfinite(values))[0]
             raise ValueError(f"point {k}: {what} of '{names[j]}' is NaN or Inf")
     return joints, points
+
+
+def _all_finite(values: np.ndarray) -> bool:
+    """Whether a vector holds no NaN or Inf, without a temporary array (min and max carry NaN;
+    no overflow warning as a sum could give)."""
+    return len(values) == 0 or (math.isfinite(values.max()) and math.isfinite(values.min()))
 
 
 def _checked(params: dict) -> dict:
