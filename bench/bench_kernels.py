@@ -6,6 +6,8 @@ For the double pendulum (2 DOF), UR5 (6), Panda (9) and Talos reduced (32, fixed
 - a batch of N = 10,000 states in one call vs a Python loop over the Pinocchio function;
 - time per DOF and a least-squares fit t = a + b n over the robots (fixed overhead, cost per DOF);
 - the pure-Python fallback (RNEA_ROS_NO_NUMBA=1, in a subprocess) for Panda;
+- the humanoids TALOS reduced and G1 (29 DOF) with a free-flyer root (nv = 6 + joints) against
+  Pinocchio's JointModelFreeFlyer, next to the same robots with a fixed base (`--floating-only`);
 - time from process start to the first rnea result (imports, URDF parse, model build,
   compile_kernels, first call) in fresh subprocesses, with an empty numba cache (compiles) and a
   warm one.
@@ -364,6 +366,96 @@ def linear_fit(dofs: list[int], times: list[float]) -> tuple[float, float]:
     return float(a), float(b)
 
 
+HUMANOIDS = {
+    "talos": "talos_data/robots/talos_reduced.urdf",
+    "g1": "g1_description/urdf/g1_29dof_rev_1_0.urdf",
+}
+
+
+def humanoid_calls(label: str, path: str, root_joint: str, repeats: int) -> list[dict]:
+    """Per-call µs of rnea, gravity_torques, nonlinear_effects and mass_matrix vs Pinocchio's
+    (JointModelFreeFlyer for root_joint "floating"), interleaved, and the max relative difference."""
+    import pinocchio as pin
+
+    from rnea_ros import RobotModel, gravity_torques, mass_matrix, nonlinear_effects, rnea
+    from rnea_ros.model.example_robots import example_urdf_path
+
+    file = example_urdf_path(path)
+    m = RobotModel.from_urdf(file.read_text(), root_joint=root_joint)
+    if root_joint == "floating":
+        pm = pin.buildModelFromUrdf(str(file), pin.JointModelFreeFlyer())
+    else:
+        pm = pin.buildModelFromUrdf(str(file))
+    pd = pm.createData()
+    assert pm.nq == m.nq and pm.nv == m.nv  # no continuous joints on these two
+    nq0, nv0 = m.root_nq, m.root_nv
+    qidx = list(range(nq0)) + [pm.joints[pm.getJointId(j)].idx_q for j in m.joint_names]
+    vidx = list(range(nv0)) + [pm.joints[pm.getJointId(j)].idx_v for j in m.joint_names]
+    rng = np.random.default_rng(0)
+    ours, theirs = [], []
+    for _ in range(STATES):
+        q = np.zeros(m.nq)
+        if nq0:
+            quat = rng.normal(size=4)
+            q[:3], q[3:7] = rng.normal(size=3), quat / np.linalg.norm(quat)
+        lo = np.where(np.isfinite(m.position_lower), m.position_lower, -np.pi)
+        hi = np.where(np.isfinite(m.position_upper), m.position_upper, np.pi)
+        q[nq0:] = rng.uniform(lo, hi)
+        v, a = rng.normal(0, 1.5, m.nv), rng.normal(0, 3.0, m.nv)
+        pq, pv, pa = np.zeros(pm.nq), np.zeros(pm.nv), np.zeros(pm.nv)
+        pq[qidx], pv[vidx], pa[vidx] = q, v, a
+        ours.append((q, v, a))
+        theirs.append((pq, pv, pa))
+    calls = {
+        "rnea": (lambda q, v, a: rnea(m, q, v, a), lambda q, v, a: pin.rnea(pm, pd, q, v, a)),
+        "gravity_torques": (
+            lambda q, v, a: gravity_torques(m, q),
+            lambda q, v, a: pin.computeGeneralizedGravity(pm, pd, q),
+        ),
+        "nonlinear_effects": (
+            lambda q, v, a: nonlinear_effects(m, q, v),
+            lambda q, v, a: pin.nonLinearEffects(pm, pd, q, v),
+        ),
+        "mass_matrix": (lambda q, v, a: mass_matrix(m, q), lambda q, v, a: pin.crba(pm, pd, q)),
+    }
+    rows = []
+    for fn, (our_call, pin_call) in calls.items():
+        diff = 0.0
+        for (q, v, a), (pq, pv, pa) in zip(ours, theirs, strict=True):
+            x, y = np.asarray(our_call(q, v, a)), np.array(pin_call(pq, pv, pa))
+            y = (np.triu(y) + np.triu(y, 1).T)[np.ix_(vidx, vidx)] if y.ndim == 2 else y[vidx]
+            diff = max(diff, float(np.max(np.abs(x - y)) / max(1.0, np.max(np.abs(y)))))
+
+        def run_ours(call=our_call) -> None:
+            for q, v, a in ours:
+                call(q, v, a)
+
+        def run_pin(call=pin_call) -> None:
+            for q, v, a in theirs:
+                call(q, v, a)
+
+        run_ours(), run_pin()
+        t_ours, t_pin = _median_pair(run_ours, run_pin, repeats)
+        rows.append(
+            dict(robot=label, root=root_joint, nv=m.nv, fn=fn, ours=t_ours / STATES * 1e6,
+                 pin=t_pin / STATES * 1e6, diff=diff)
+        )
+    return rows
+
+
+def print_humanoids(repeats: int) -> None:
+    print(f"\n## Humanoids, free flyer vs fixed base (median of {repeats} x {STATES} states, µs)\n")
+    print("| robot | root | nv | function | rnea_ros µs | Pinocchio µs | ratio | max rel diff |")
+    print("| --- | --- | --: | --- | --: | --: | --: | --: |")
+    for label, path in HUMANOIDS.items():
+        for root_joint in ("floating", "fixed"):
+            for row in humanoid_calls(label, path, root_joint, repeats):
+                print(
+                    f"| {row['robot']} | {row['root']} | {row['nv']} | {row['fn']} | {row['ours']:.2f} "
+                    f"| {row['pin']:.2f} | {row['ours'] / row['pin']:.2f} | {row['diff']:.1e} |"
+                )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--repeats", type=int, default=501, help="repeats of the single-call loops")
@@ -372,6 +464,7 @@ def main() -> None:
     ap.add_argument("--first-result-runs", type=int, default=5)
     ap.add_argument("--quick", action="store_true", help="few repeats, small batch (a smoke test)")
     ap.add_argument("--forms-only", action="store_true", help="only the call forms (Panda, UR5)")
+    ap.add_argument("--floating-only", action="store_true", help="only the free-flyer humanoids (TALOS, G1)")
     ap.add_argument("--fallback-child", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.quick:
@@ -390,6 +483,9 @@ def main() -> None:
     gc.disable()
     if args.forms_only:
         print_call_forms([Robot(name, STATES) for name in TIPS], args.repeats)
+        return
+    if args.floating_only:
+        print_humanoids(args.repeats)
         return
     robots = [Robot(name, args.batch) for name in ROBOTS]
 
@@ -413,6 +509,7 @@ def main() -> None:
             )
 
     print_call_forms(robots, args.repeats)
+    print_humanoids(args.repeats)
 
     print("\n## Fit t = a + b·n over the four robots (a: fixed cost per call µs, b: µs per DOF)\n")
     print("| function | rnea_ros a | rnea_ros b | Pinocchio a | Pinocchio b |")

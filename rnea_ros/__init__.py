@@ -5,6 +5,7 @@ it or building a model compiles nothing: `compile_kernels()` compiles every kern
 control process calls it at start-up), else each kernel compiles on its first use.
 """
 
+from rnea_ros.algorithms.configuration import base_placement, difference, integrate, neutral
 from rnea_ros.algorithms.constrained import (
     ConstrainedEfforts,
     constrained_forward_dynamics,
@@ -58,20 +59,24 @@ __all__ = [
     "UnknownLinkError",
     "acceleration_ellipsoid",
     "apparent_mass",
+    "base_placement",
     "compile_kernels",
     "constrained_forward_dynamics",
     "constrained_inverse_dynamics",
     "constraint_multipliers",
     "constraint_projection",
+    "difference",
     "force_ellipsoid",
     "forward_dynamics",
     "friction_torques",
     "gravity_torques",
+    "integrate",
     "jacobian",
     "jacobian_dot_qd",
     "link_constraint",
     "link_pose",
     "mass_matrix",
+    "neutral",
     "nonlinear_effects",
     "rnea",
     "task_space_bias",

@@ -190,15 +190,17 @@ BAD = {
         '<inertia ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" izz="1"/></inertial></link></robot>',
         "link 'arm': mass must be finite and >= 0",
     ),
-    "floating": (
-        '<robot name="r"><link name="w"/><link name="b"/>'
-        '<joint name="free" type="floating"><parent link="w"/><child link="b"/></joint></robot>',
-        "joint 'free': type 'floating' is not supported",
+    "floating below the root": (
+        '<robot name="r"><link name="w"/><link name="a"/><link name="b"/>'
+        '<joint name="j" type="revolute"><parent link="w"/><child link="a"/></joint>'
+        '<joint name="free" type="floating"><parent link="a"/><child link="b"/></joint></robot>',
+        "joint 'free': type 'floating' is supported only as the root joint",
     ),
-    "planar": (
-        '<robot name="r"><link name="w"/><link name="b"/>'
-        '<joint name="slide" type="planar"><parent link="w"/><child link="b"/></joint></robot>',
-        "joint 'slide': type 'planar' is not supported",
+    "planar below the root": (
+        '<robot name="r"><link name="w"/><link name="a"/><link name="b"/>'
+        '<joint name="j" type="revolute"><parent link="w"/><child link="a"/></joint>'
+        '<joint name="slide" type="planar"><parent link="a"/><child link="b"/></joint></robot>',
+        "joint 'slide': type 'planar' is supported only as the root joint",
     ),
     "garbage number": (
         '<robot name="r"><link name="w"/><link name="b"/><joint name="j" type="revolute">'

@@ -28,7 +28,7 @@ from rnea_ros.algorithms.task_space import (
     IllConditionedError,
     finite_states,
     jacobian_rows,
-    jdot_qd_from_jacobians,
+    link_jdot_qd,
 )
 from rnea_ros.errors import RneaError
 from rnea_ros.model.robot_model import RobotModel
@@ -100,9 +100,10 @@ def constraint_projection(m: npt.ArrayLike, a: npt.ArrayLike) -> np.ndarray:
 def _one_state(model: RobotModel, **named) -> list[np.ndarray]:
     out = []
     for name, value in named.items():
-        x = finite_states(value, name, model.nv)
+        n = model.nq if name == "q" else model.nv
+        x = finite_states(value, name, n)
         if x.ndim != 1:
-            raise RneaError(f"{name} must have shape ({model.nv},): one state")
+            raise RneaError(f"{name} must have shape ({n},): one state")
         out.append(x)
     return out
 
@@ -135,7 +136,7 @@ def link_constraint(
     if s.shape[1] == 3:
         s = np.hstack([s, np.zeros_like(s)])
     jac = jacobian_rows(model, q1[None], link, range(6))
-    return s @ jac[0], s @ jdot_qd_from_jacobians(jac, qd1[None])[0]
+    return s @ jac[0], s @ link_jdot_qd(model, q1[None], qd1[None], link, jac)[0]
 
 
 def constraint_multipliers(directions: npt.ArrayLike, wrench: npt.ArrayLike) -> np.ndarray:

@@ -8,6 +8,13 @@ nonlinear_effects, mass_matrix and forward_dynamics accept one state (n,) or a b
 jacobian and link_pose one configuration (n,). Non-finite or wrongly sized input raises RneaError
 (a ValueError) naming the argument; an unknown link UnknownLinkError (also a KeyError).
 
+Floating or planar root (`model.root_joint`): q has nq entries and v = q̇, a = q̈, τ nv, in
+Pinocchio's layout (see `rnea_ros.algorithms.configuration`); the "root frame" of gravity,
+wrenches, poses and Jacobians is then the world, and τ[:root_nv] is the wrench the root joint
+would have to apply to the base (force, then moment about the base origin, base frame; planar:
+f_x, f_y, n_z), as Pinocchio's rnea. M is nv×nv, the Jacobian 6×nv (its root columns map the
+base-frame twist v[:root_nv]).
+
 Workspace: the kernels write into a `Data` (`model.create_data()`), passed as `data=`; without it
 `model.default_data` is used (one per model, created on first use: see `rnea_ros.model.data`). `out=`
 avoids allocating the result. Compilation: each kernel compiles on its first use unless
@@ -28,6 +35,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from rnea_ros.algorithms.configuration import base_placement
 from rnea_ros.compiled import entry_points as c
 from rnea_ros.compiled import kernels as k
 from rnea_ros.compiled.jit import HAVE_NUMBA
@@ -65,6 +73,9 @@ _ZERO_WRENCH = np.zeros(6)
 _SHAPE3 = (3,)
 _GRAVITY_PACKED_GRAVITY = c.GRAVITY_PACKED_GRAVITY
 _MASS_MATRIX_PACKED = c.MASS_MATRIX_PACKED
+_FLOATING_RNEA_PACKED = c.FLOATING_RNEA_PACKED
+_FLOATING_GRAVITY_PACKED = c.FLOATING_GRAVITY_PACKED
+_FLOATING_MASS_MATRIX_PACKED = c.FLOATING_MASS_MATRIX_PACKED
 
 Wrenches = Mapping[str, npt.ArrayLike]  # link → [fx, fy, fz, tx, ty, tz], root axes (N, N m)
 
@@ -175,6 +186,13 @@ def rnea(
         and qd.ndim == 1
         and qdd.ndim == 1
     ):
+        if model.root_nv:
+            if gravity is GRAVITY and data is None and out is None and not wrenches:
+                nv, fpacked = model._floating_kernel
+                tau_f = _empty(nv)
+                if _FLOATING_RNEA_PACKED.call(fpacked, q, qd, qdd, tau_f) == 0:  # OK
+                    return tau_f
+            return _floating_rnea(model, q, qd, qdd, gravity, wrenches, data, out)
         if wrenches:
             if type(gravity) is tuple and out is None:
                 tau = _rnea_wrench_fast(model, q, qd, qdd, gravity, wrenches, data)
@@ -224,6 +242,8 @@ def _rnea_checked(
     out: np.ndarray | None,
 ) -> np.ndarray:
     """rnea with every argument converted and checked, errors naming the culprit."""
+    if model.root_nv:
+        return _floating_rnea(model, q, qd, qdd, gravity, wrenches, data, out)
     n = model.nv
     q = _array(q, "q", n)
     qd = _array(qd, "qd", n)
@@ -261,6 +281,8 @@ def gravity_torques(
     out: np.ndarray | None = None,
 ) -> np.ndarray:
     """Gravity torques g(q) (N m or N) for one configuration (n,) or a batch (N, n)."""
+    if model.root_nv:
+        return _floating_gravity(model, q, gravity, data, out)
     if _FAST and type(q) is _ND and q.dtype is _F64 and q.ndim == 1:  # fast path, as in rnea
         if gravity is GRAVITY and data is None and out is None:
             n, packed = model._kernel_args
@@ -322,11 +344,13 @@ def nonlinear_effects(
     data: Data | None = None,
 ) -> np.ndarray:
     """Coriolis, centrifugal and gravity terms c(q, q̇) + g(q): rnea with q̈ = 0."""
-    return rnea(model, q, qd, np.zeros(np.shape(q)), gravity=gravity, data=data)
+    return rnea(model, q, qd, np.zeros(np.shape(qd)), gravity=gravity, data=data)
 
 
 def mass_matrix(model: RobotModel, q: npt.ArrayLike, *, data: Data | None = None) -> np.ndarray:
     """Symmetric joint-space inertia M(q), shape (n, n) or (N, n, n), armature on the diagonal."""
+    if model.root_nv:
+        return _floating_mass_matrix(model, q, data)
     if _FAST and type(q) is _ND and q.dtype is _F64 and q.ndim == 1:  # fast path, as in rnea
         if data is None:
             n, packed = model._kernel_args
@@ -369,29 +393,43 @@ def forward_dynamics(
 ) -> np.ndarray:
     """Joint accelerations q̈ = M⁻¹ (τ − c − g − Σ Jᵀ F) for one state or a batch."""
     tau = _array(tau, "tau", model.nv)
-    bias = rnea(model, q, qd, np.zeros(np.shape(q)), gravity=gravity, wrenches=wrenches)
+    bias = rnea(model, q, qd, np.zeros(np.shape(qd)), gravity=gravity, wrenches=wrenches)
     if tau.shape != bias.shape:
         raise RneaError(f"tau must have shape {bias.shape}, got {tau.shape}")
     return np.linalg.solve(mass_matrix(model, q), (tau - bias)[..., None])[..., 0]
 
 
 def link_pose(model: RobotModel, q: npt.ArrayLike, link: str) -> tuple[np.ndarray, np.ndarray]:
-    """(rotation 3×3, origin 3 in m) of a link frame in the root frame at one configuration q (n,)."""
+    """(rotation 3×3, origin 3 in m) of a link frame in the root frame (the world with a floating
+    root) at one configuration q (nq,)."""
     q = joint_vector(model, q)
     frame = model.link_frame(link)
     if frame.body < 0:
-        return frame.rotation.copy(), frame.translation.copy()
-    rot, pos = body_poses(model, q)
-    r = rot[frame.body]
-    return r @ frame.rotation, pos[frame.body] + r @ frame.translation
+        rot, trans = frame.rotation.copy(), frame.translation.copy()
+    else:
+        rots, pos = body_poses(model, q[model.root_nq :])
+        r = rots[frame.body]
+        rot, trans = r @ frame.rotation, pos[frame.body] + r @ frame.translation
+    if not model.root_nv:
+        return rot, trans
+    base_rot, base_pos = base_placement(model, q)
+    return base_rot @ rot, base_pos + base_rot @ trans
 
 
 def jacobian(model: RobotModel, q: npt.ArrayLike, link: str) -> np.ndarray:
-    """Geometric Jacobian (6×n) of a link origin at one configuration q (n,): root-frame axes,
-    linear rows first."""
+    """Geometric Jacobian (6×nv) of a link origin at one configuration q (nq,): root-frame axes
+    (the world with a floating root), linear rows first. With a floating root the first root_nv
+    columns map the base-frame twist v[:root_nv] (Pinocchio's LOCAL_WORLD_ALIGNED frame Jacobian)."""
     q = joint_vector(model, q)
+    if model.root_nv:
+        return _floating_jacobian(model, q, link)
+    return _fixed_jacobian(model, q, link)
+
+
+def _fixed_jacobian(model: RobotModel, q: np.ndarray, link: str) -> np.ndarray:
+    """The Jacobian (6×njoints, root axes) of a link origin for joint positions q (njoints,)."""
     frame = model.link_frame(link)
-    jac = np.zeros((6, model.nv))
+    jac = np.zeros((6, model.njoints))
     if frame.body < 0:
         return jac
     rot, pos = body_poses(model, q)
@@ -410,8 +448,9 @@ def jacobian(model: RobotModel, q: npt.ArrayLike, link: str) -> np.ndarray:
 
 
 def wrench_arrays(model: RobotModel, wrenches: Wrenches | None) -> tuple[np.ndarray, np.ndarray]:
-    """Kernel arrays for link wrenches (see `kernels`); links fixed to the root are dropped (the
-    root takes them). UnknownLinkError for an unknown link, RneaError for a bad wrench."""
+    """Kernel arrays for link wrenches (see `kernels`); links fixed to a fixed root are dropped (the
+    root takes them), those fixed to a floating root go to the base (body njoints).
+    UnknownLinkError for an unknown link, RneaError for a bad wrench."""
     if not wrenches:
         return _NO_WRENCH_BODY, _NO_WRENCH_DATA
     bodies, rows = [], []
@@ -428,12 +467,12 @@ def wrench_arrays(model: RobotModel, wrenches: Wrenches | None) -> tuple[np.ndar
             raise RneaError(f"wrenches['{link}'] must be 6 numbers, got {w.shape[0]}")
         if not np.all(np.isfinite(w)):
             raise RneaError(f"wrenches['{link}'] contains NaN or Inf")
-        if frame.body >= 0:
+        if frame.body >= 0 or model.root_nv:
             row = np.zeros(k.WRENCH_STRIDE)
             row[k.WR_ORIGIN : k.WR_ORIGIN + 3] = frame.translation
             row[k.WR_FORCE : k.WR_FORCE + 3] = w[:3]
             row[k.WR_MOMENT : k.WR_MOMENT + 3] = w[3:]
-            bodies.append(frame.body)
+            bodies.append(frame.body if frame.body >= 0 else model.njoints)
             rows.append(row)
     if not bodies:
         return _NO_WRENCH_BODY, _NO_WRENCH_DATA
@@ -511,15 +550,15 @@ def _rows(*arrays: np.ndarray) -> Iterable[tuple[list, ...]]:
 
 
 def joint_vector(model: RobotModel, q: npt.ArrayLike) -> np.ndarray:
-    q = _array(q, "q", model.nv)
+    q = _array(q, "q", model.nq)
     if q.ndim != 1 or not np.all(np.isfinite(q)):
-        raise RneaError(f"q must be {model.nv} finite numbers")
+        raise RneaError(f"q must be {model.nq} finite numbers")
     return q
 
 
 def body_poses(model: RobotModel, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Rotation (n, 3, 3) and origin (n, 3) of every body in the root frame."""
-    n = model.nv
+    """Rotation (n, 3, 3) and origin (n, 3) of every body in the root frame (q: the joints')."""
+    n = model.njoints
     tree = model.kernel_tree()
     ws: Any = np.zeros(n * k.WS_STRIDE) if HAVE_NUMBA else [0.0] * (n * k.WS_STRIDE)
     c.JOINT_TRANSFORMS.call(tree, q if HAVE_NUMBA else q.tolist(), ws)
@@ -532,3 +571,121 @@ def body_poses(model: RobotModel, q: np.ndarray) -> tuple[np.ndarray, np.ndarray
         lam = model.parent[i]
         pos[i] = origin[i] if lam < 0 else pos[lam] + rot[lam] @ origin[i]
     return rot, pos
+
+
+# --- floating and planar roots -----------------------------------------------------------------
+
+_BASE_ROWS = {6: (0, 1, 2, 3, 4, 5), 3: (0, 1, 5)}  # root_nv → the spatial rows of its velocities
+
+
+def _floating_states(model: RobotModel, **named: npt.ArrayLike) -> list[np.ndarray]:
+    """Each argument as (nq,) / (N, nq) for q, (nv,) / (N, nv) otherwise, with matching batches."""
+    out = []
+    for name, value in named.items():
+        out.append(_array(value, name, model.nq if name == "q" else model.nv))
+    if len({a.shape[:-1] for a in out}) != 1:
+        raise RneaError(f"{', '.join(named)} must all be one state or batches of the same length")
+    return out
+
+
+def _floating_check(model: RobotModel, status: int, named: Mapping[str, object]) -> None:
+    if status == k.NOT_UNIT:
+        which = "q[3:7] (the base quaternion)" if model.root_joint == "floating" else "q[2:4] (cos θ, sin θ)"
+        raise RneaError(f"{which} must have unit norm (within {k.UNIT_TOL:g} on its square)")
+    _check(status, named)
+
+
+def _floating_rnea(
+    model: RobotModel,
+    q: npt.ArrayLike,
+    qd: npt.ArrayLike,
+    qdd: npt.ArrayLike,
+    gravity: npt.ArrayLike,
+    wrenches: Wrenches | None,
+    data: Data | None,
+    out: np.ndarray | None,
+) -> np.ndarray:
+    """rnea of a floating-root model (see the module doc)."""
+    q, qd, qdd = _floating_states(model, q=q, qd=qd, qdd=qdd)
+    g = _gravity(gravity)
+    wb, wd = wrench_arrays(model, wrenches)
+    d = _data(model, data)
+    tau = _out(out, qd.shape)
+    tree, root = model.kernel_tree(), model.root_record
+    rows = tau.reshape(-1, model.nv)
+    states = zip(q.reshape(-1, model.nq), qd.reshape(-1, model.nv), qdd.reshape(-1, model.nv), strict=True)
+    args: tuple = (tree, root) if HAVE_NUMBA else (tree, root.tolist())
+    extra: tuple = (g, wb, wd) if HAVE_NUMBA else (g.tolist(), wb.tolist(), wd.tolist())
+    for i, (qi, vi, ai) in enumerate(states):
+        status = c.FLOATING_RNEA.call(*args, qi, vi, ai, *extra, d.ws, rows[i])
+        _floating_check(model, status, {"q": q, "qd": qd, "qdd": qdd, "gravity": g, "wrenches": wrenches})
+    return tau
+
+
+def _floating_gravity(
+    model: RobotModel, q: npt.ArrayLike, gravity: npt.ArrayLike, data: Data | None, out: np.ndarray | None
+) -> np.ndarray:
+    """gravity_torques of a floating-root model: rnea at rest, the base included (nv)."""
+    if _FAST and gravity is GRAVITY and data is None and out is None and _is_vector(q):
+        nv, fpacked = model._floating_kernel
+        tau = _empty(nv)
+        if _FLOATING_GRAVITY_PACKED.call(fpacked, q, tau) == 0:  # OK
+            return tau
+    (q,) = _floating_states(model, q=q)
+    g = _gravity(gravity)
+    d = _data(model, data)
+    tau = _out(out, (*q.shape[:-1], model.nv))
+    tree, root = model.kernel_tree(), model.root_record
+    rows = tau.reshape(-1, model.nv)
+    for i, qi in enumerate(q.reshape(-1, model.nq)):
+        if HAVE_NUMBA:
+            status = c.FLOATING_GRAVITY.call(tree, root, qi, g, d.ws, rows[i])
+        else:
+            status = c.FLOATING_GRAVITY.call(tree, root.tolist(), qi, g.tolist(), d.ws, rows[i])
+        _floating_check(model, status, {"q": q, "gravity": g})
+    return tau
+
+
+def _floating_mass_matrix(model: RobotModel, q: npt.ArrayLike, data: Data | None) -> np.ndarray:
+    """mass_matrix of a floating-root model: nv×nv, the root joint's rows and columns first."""
+    nv = model.nv
+    if _FAST and data is None and _is_vector(q):
+        m = _empty((nv, nv))
+        if _FLOATING_MASS_MATRIX_PACKED.call(model._floating_kernel[1], q, m) == 0:  # OK
+            return m
+    (q,) = _floating_states(model, q=q)
+    d = _data(model, data)
+    flat = np.empty((*q.shape[:-1], nv * nv))
+    tree, root = model.kernel_tree(), model.root_record
+    rows = flat.reshape(-1, nv * nv)
+    for i, qi in enumerate(q.reshape(-1, model.nq)):
+        if HAVE_NUMBA:
+            status = c.FLOATING_MASS_MATRIX.call(tree, root, qi, d.ws, d.comp, rows[i])
+        else:
+            status = c.FLOATING_MASS_MATRIX.call(tree, root.tolist(), qi, d.ws, d.comp, rows[i])
+        _floating_check(model, status, {"q": q})
+    return flat.reshape(*q.shape[:-1], nv, nv)
+
+
+def _floating_jacobian(model: RobotModel, q: np.ndarray, link: str) -> np.ndarray:
+    """jacobian of a floating-root model (6×nv, world axes)."""
+    frame = model.link_frame(link)
+    base_rot, _ = base_placement(model, q)
+    nv0 = model.root_nv
+    jac = np.zeros((6, model.nv))
+    rel = _fixed_jacobian(model, q[model.root_nq :], link)
+    jac[:3, nv0:] = base_rot @ rel[:3]
+    jac[3:, nv0:] = base_rot @ rel[3:]
+    if frame.body < 0:
+        tip = frame.translation
+    else:
+        rots, pos = body_poses(model, q[model.root_nq :])
+        tip = pos[frame.body] + rots[frame.body] @ frame.translation
+    # the link origin's velocity R (v + ω × r) and the angular velocity R ω, r the origin in the base
+    full = np.zeros((6, 6))
+    full[:3, :3] = base_rot
+    skew = np.array([[0.0, -tip[2], tip[1]], [tip[2], 0.0, -tip[0]], [-tip[1], tip[0], 0.0]])
+    full[:3, 3:] = -base_rot @ skew
+    full[3:, 3:] = base_rot
+    jac[:, :nv0] = full[:, _BASE_ROWS[nv0]]
+    return jac

@@ -37,7 +37,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from rnea_ros.algorithms.dynamics import GRAVITY, mass_matrix, nonlinear_effects, rnea
+from rnea_ros.algorithms.configuration import base_placement
+from rnea_ros.algorithms.dynamics import GRAVITY, link_pose, mass_matrix, nonlinear_effects, rnea
 from rnea_ros.errors import IllConditionedError, RneaError
 from rnea_ros.model.robot_model import RobotModel
 
@@ -161,7 +162,7 @@ def _unit(direction: npt.ArrayLike, name: str) -> np.ndarray:
 def jacobian_rows(model: RobotModel, q2: np.ndarray, link: str, rows) -> np.ndarray:
     """Rows of the link Jacobian for a batch q2 (N, n) → (N, len(rows), n), from rnea:
     with q̇ = q̈ = 0 and no gravity, rnea returns Jᵀ F, so the unit wrench e_r gives row r."""
-    zeros = np.zeros_like(q2)
+    zeros = np.zeros((q2.shape[0], model.nv))
     return np.stack([_jt(model, q2, zeros, link, _UNIT_WRENCHES[r]) for r in rows], axis=1)
 
 
@@ -193,18 +194,52 @@ def jdot_qd_from_jacobians(jac: np.ndarray, qd: np.ndarray) -> np.ndarray:
     return np.concatenate([lin.sum(axis=2), ang.sum(axis=2)], axis=1)
 
 
+_BASE_ROWS = {6: [0, 1, 2, 3, 4, 5], 3: [0, 1, 5]}  # root_nv → spatial rows of the root velocities
+
+
+def link_jdot_qd(
+    model: RobotModel, q2: np.ndarray, qd2: np.ndarray, link: str, jac: np.ndarray
+) -> np.ndarray:
+    """J̇ q̇ (N, 6) of a link for states q2 (N, nq), qd2 (N, nv) and its Jacobians jac (N, 6, nv).
+
+    With a floating root, v_b, ω the base twist (base frame), R the base rotation, r the link
+    origin in the base frame and J_r the Jacobian relative to the base (base axes), at constant v:
+        a = R (ω × v_b + ω × (ω × r) + 2 ω × J_r,v q̇_j + (J̇_r q̇_j)_v),  ω̇ = R (ω × J_r,ω q̇_j + (J̇_r q̇_j)_ω).
+    """
+    if not model.root_nv:
+        return jdot_qd_from_jacobians(jac, qd2)
+    nv0 = model.root_nv
+    out = np.empty((q2.shape[0], 6))
+    for i in range(q2.shape[0]):
+        rot, base = base_placement(model, q2[i])
+        _, origin = link_pose(model, q2[i], link)
+        r = rot.T @ (origin - base)
+        rel = np.concatenate([rot.T @ jac[i, :3, nv0:], rot.T @ jac[i, 3:, nv0:]])
+        qdj = qd2[i, nv0:]
+        jd = jdot_qd_from_jacobians(rel[None], qdj[None])[0]
+        twist = np.zeros(6)
+        twist[_BASE_ROWS[nv0]] = qd2[i, :nv0]
+        vb, w = twist[:3], twist[3:]
+        rdot = rel[:3] @ qdj
+        lin = np.cross(w, vb) + np.cross(w, np.cross(w, r)) + 2.0 * np.cross(w, rdot) + jd[:3]
+        ang = np.cross(w, rel[3:] @ qdj) + jd[3:]
+        out[i, :3] = rot @ lin
+        out[i, 3:] = rot @ ang
+    return out
+
+
 def jacobian_dot_qd(model: RobotModel, q: npt.ArrayLike, qd: npt.ArrayLike, link: str) -> np.ndarray:
     """J̇(q, q̇) q̇ of a link frame origin, shape (6,) or (N, 6): [a; ω̇] at q̈ = 0, the classical
     acceleration of the origin (m/s²) and the angular acceleration (rad/s²), root-frame axes.
     Analytic (no finite differences), from the Jacobian columns."""
     model.link_frame(link)
-    q2 = finite_states(q, "q", model.nv)
+    q2 = finite_states(q, "q", model.nq)
     qd2 = finite_states(qd, "qd", model.nv)
-    if q2.shape != qd2.shape:
-        raise RneaError(f"q and qd must have the same shape, got {q2.shape}, {qd2.shape}")
+    if q2.shape[:-1] != qd2.shape[:-1]:
+        raise RneaError(f"q and qd must be one state or equal batches, got {q2.shape}, {qd2.shape}")
     single = q2.ndim == 1
     q2, qd2 = np.atleast_2d(q2), np.atleast_2d(qd2)
-    out = jdot_qd_from_jacobians(jacobian_rows(model, q2, link, range(6)), qd2)
+    out = link_jdot_qd(model, q2, qd2, link, jacobian_rows(model, q2, link, range(6)))
     return out[0] if single else out
 
 
@@ -237,7 +272,7 @@ def task_space_inertia_inverse(
     """Λ⁻¹ = S J M⁻¹ Jᵀ Sᵀ (always defined) for one configuration (k, k) or a batch (N, k, k)."""
     model.link_frame(link)
     s = _selection(part)
-    q2 = finite_states(q, "q", model.nv)
+    q2 = finite_states(q, "q", model.nq)
     inv = _inverse_inertia(model, np.atleast_2d(q2), link, s)[0]
     return inv[0] if q2.ndim == 1 else inv
 
@@ -250,9 +285,9 @@ def task_space_inertia(
     model.link_frame(link)
     s = _selection(part)
     r = _rcond(rcond)
-    q1 = finite_states(q, "q", model.nv)
+    q1 = finite_states(q, "q", model.nq)
     if q1.ndim != 1:
-        raise RneaError(f"q must have shape ({model.nv},): one configuration")
+        raise RneaError(f"q must have shape ({model.nq},): one configuration")
     inv = _inverse_inertia(model, q1[None], link, s)[0]
     lam, cond, ok = _invert(inv, r)
     return TaskSpaceInertia(inv[0], lam[0] if ok[0] else None, float(cond[0]), r)
@@ -274,10 +309,10 @@ def task_space_bias(
     model.link_frame(link)
     s = _selection(part)
     r = _rcond(rcond)
-    q2 = finite_states(q, "q", model.nv)
+    q2 = finite_states(q, "q", model.nq)
     qd2 = finite_states(qd, "qd", model.nv)
-    if q2.shape != qd2.shape:
-        raise RneaError(f"q and qd must have the same shape, got {q2.shape}, {qd2.shape}")
+    if q2.shape[:-1] != qd2.shape[:-1]:
+        raise RneaError(f"q and qd must be one state or equal batches, got {q2.shape}, {qd2.shape}")
     single = q2.ndim == 1
     q2, qd2 = np.atleast_2d(q2), np.atleast_2d(qd2)
     inv, y, jac = _inverse_inertia(model, q2, link, s)
@@ -291,7 +326,7 @@ def task_space_bias(
             float(cond[bad]),
         )
     h = nonlinear_effects(model, q2, qd2, gravity=gravity)
-    jdq = jdot_qd_from_jacobians(jac, qd2)
+    jdq = link_jdot_qd(model, q2, qd2, link, jac)
     if s is not None:
         jdq = jdq @ s.T
     rhs = np.einsum("njk,nj->nk", y, h) - jdq
@@ -316,7 +351,7 @@ def apparent_mass(
     origin along u. One configuration (n,) → float; a batch (N, n) → (N,), with one direction (3,)
     or one per state (N, 3)."""
     model.link_frame(link)
-    q2 = finite_states(q, "q", model.nv)
+    q2 = finite_states(q, "q", model.nq)
     u = _unit(direction, "direction")
     single = q2.ndim == 1
     if single and u.ndim == 2:
@@ -325,7 +360,7 @@ def apparent_mass(
     if u.ndim == 2 and u.shape[0] != q2.shape[0]:
         raise RneaError(f"direction must have shape (3,) or ({q2.shape[0]}, 3), got {u.shape}")
     if u.ndim == 1:  # J_vᵀ u straight from rnea: one call
-        b = _jt(model, q2, np.zeros_like(q2), link, np.concatenate([u, np.zeros(3)]))
+        b = _jt(model, q2, np.zeros((*q2.shape[:-1], model.nv)), link, np.concatenate([u, np.zeros(3)]))
     else:
         b = np.einsum("nrj,nr->nj", jacobian_rows(model, q2, link, range(3)), u)
     x = np.einsum("nj,nj->n", b, np.linalg.solve(mass_matrix(model, q2), b[..., None])[..., 0])
@@ -344,10 +379,10 @@ def tip_apparent_mass(
     """Apparent mass (kg) of a link origin along its current linear velocity v = J_v q̇, or along
     `rest_direction` (root axes) while |v| ≤ rest_speed (m/s). One state."""
     model.link_frame(link)
-    q1 = finite_states(q, "q", model.nv)
+    q1 = finite_states(q, "q", model.nq)
     qd1 = finite_states(qd, "qd", model.nv)
     if q1.ndim != 1 or qd1.ndim != 1:
-        raise RneaError(f"q and qd must have shape ({model.nv},): one state")
+        raise RneaError(f"q and qd must have shapes ({model.nq},), ({model.nv},): one state")
     rest = _unit(rest_direction, "rest_direction")
     if rest.ndim != 1:
         raise RneaError("rest_direction must have shape (3,)")
@@ -366,9 +401,9 @@ def _eig(model: RobotModel, q, link: str, part: Part, rcond: float):
     model.link_frame(link)
     s = _selection(part)
     r = _rcond(rcond)
-    q1 = finite_states(q, "q", model.nv)
+    q1 = finite_states(q, "q", model.nq)
     if q1.ndim != 1:
-        raise RneaError(f"q must have shape ({model.nv},): one configuration")
+        raise RneaError(f"q must have shape ({model.nq},): one configuration")
     mu, vec = np.linalg.eigh(_inverse_inertia(model, q1[None], link, s)[0][0])
     return mu, vec, r
 

@@ -113,6 +113,13 @@ MOMENTUM = Kernel(k.momentum_kernel, F, FA, FA, F, F, F, F)
 LINK_JACOBIAN = Kernel(k.link_jacobian_kernel, F, FA, F, F, F, F, F)
 DAMPED_WRENCH = Kernel(k.damped_wrench_kernel, F, FA, F, F, F)
 OBSERVER_STEP = Kernel(k.observer_step_kernel, F, F, FA, FA, FA, F, F, F, F, F, F, F, F)
+# floating and planar roots (tree, root record, ...)
+FLOATING_RNEA = Kernel(k.floating_rnea_kernel, F, F, FA, FA, FA, F, I64, F, F, FA)
+FLOATING_GRAVITY = Kernel(k.floating_gravity_kernel, F, F, FA, F, F, FA)
+FLOATING_MASS_MATRIX = Kernel(k.floating_mass_matrix_kernel, F, F, FA, F, F, F)
+FLOATING_RNEA_PACKED = Kernel(k.floating_rnea_packed_kernel, F, FA, FA, FA, F)
+FLOATING_GRAVITY_PACKED = Kernel(k.floating_gravity_packed_kernel, F, FA, F)
+FLOATING_MASS_MATRIX_PACKED = Kernel(k.floating_mass_matrix_packed_kernel, F, FA, F2)
 KERNELS = (
     RNEA_PACKED,
     GRAVITY_PACKED,
@@ -136,6 +143,12 @@ KERNELS = (
     LINK_JACOBIAN,
     DAMPED_WRENCH,
     OBSERVER_STEP,
+    FLOATING_RNEA,
+    FLOATING_GRAVITY,
+    FLOATING_MASS_MATRIX,
+    FLOATING_RNEA_PACKED,
+    FLOATING_GRAVITY_PACKED,
+    FLOATING_MASS_MATRIX_PACKED,
 )
 
 

@@ -15,6 +15,10 @@ F_c tanh(q̇ / v_ε), v_ε = `smoothing_velocity` (the node's default 0.01 rad/s
 with coulomb="sign". So Y π = rnea(model, q, q̇, q̈) + friction_torques(Friction(F_v, F_c, v_ε), q̇)
 with the model's armature.
 
+With a floating or planar root the base body (the root link and the links fixed to it) is one
+more body, the last (π[10 n : 10 n + 10], frame the root link's), so π has 10 (n + 1) + 3 n
+entries, and Y has nv = root_nv + n rows, the root joint's first (see `algorithms.dynamics`).
+
 `regressor` has its own batched forward recursion (numpy, all samples at once): body velocity,
 acceleration and the body wrench's linear map in π, expressed in the root frame and projected on
 every ancestor joint's axis.
@@ -27,6 +31,7 @@ from dataclasses import replace
 import numpy as np
 import numpy.typing as npt
 
+from rnea_ros.algorithms.configuration import base_placement
 from rnea_ros.algorithms.dynamics import GRAVITY
 from rnea_ros.compiled.kernels import (
     B_ARMATURE,
@@ -38,6 +43,7 @@ from rnea_ros.compiled.kernels import (
     B_ROT,
     BODY_STRIDE,
     PRISMATIC,
+    RT_MASS,
 )
 from rnea_ros.errors import RneaError
 from rnea_ros.friction.model import SMOOTHING_VELOCITY
@@ -50,11 +56,19 @@ JOINT_PARAMETERS = ("viscous", "coulomb", "armature")
 _INERTIA_SLOTS = B_INERTIA + np.array([0, 1, 3, 2, 4, 5])
 # π's mass and first moment (m, mx, my, mz) → offsets in a body record
 _MASS_MOMENT = np.array([B_MASS, B_MOMENT, B_MOMENT + 1, B_MOMENT + 2])
+# π's (m, mx, my, mz, inertia in π order) → offsets in a root record (RT_MASS, then as in a body)
+_ROOT_SLOTS = RT_MASS - B_MASS + np.concatenate([_MASS_MOMENT, _INERTIA_SLOTS])
+_BASE_ROWS = {6: [0, 1, 2, 3, 4, 5], 3: [0, 1, 5]}  # root_nv → spatial rows of the root velocities
+
+
+def _bodies(model: RobotModel) -> int:
+    """Bodies with parameters: one per joint, and the base with a floating root."""
+    return model.njoints + (1 if model.floating else 0)
 
 
 def parameter_count(model: RobotModel) -> int:
-    """Length of π: 13 per joint."""
-    return (PER_BODY + len(JOINT_PARAMETERS)) * model.nv
+    """Length of π: 13 per joint (and 10 for a floating base)."""
+    return PER_BODY * _bodies(model) + len(JOINT_PARAMETERS) * model.njoints
 
 
 def body_columns(model: RobotModel, body: int) -> slice:
@@ -68,16 +82,19 @@ def joint_columns(model: RobotModel, kind: str) -> slice:
         k = JOINT_PARAMETERS.index(kind)
     except ValueError:
         raise RneaError(f"kind must be one of {JOINT_PARAMETERS}, got '{kind}'") from None
-    n = model.nv
-    return slice((PER_BODY + k) * n, (PER_BODY + k + 1) * n)
+    n = model.njoints
+    start = PER_BODY * _bodies(model) + k * n
+    return slice(start, start + n)
 
 
 def body_links(model: RobotModel) -> tuple[str, ...]:
     """Name of each body's frame link (the child link of its joint), body order."""
-    names: list[str | None] = [None] * model.nv
+    names: list[str | None] = [None] * model.njoints
     for link, frame in model.link_frames.items():  # preorder: the joint's child link comes first
         if frame.body >= 0 and names[frame.body] is None:
             names[frame.body] = link
+    if model.floating:
+        names.append(model.root_link)
     return tuple(names)  # type: ignore[arg-type]
 
 
@@ -90,9 +107,10 @@ def parameter_names(model: RobotModel) -> list[str]:
 def standard_parameters(model: RobotModel) -> np.ndarray:
     """π of the model (payload included, as in `model.body`), with its URDF damping, friction and
     armature; see the module docstring for the layout and units."""
-    rec = model.body.reshape(model.nv, BODY_STRIDE)
+    rec = model.body.reshape(model.njoints, BODY_STRIDE)
     inertial = np.concatenate([rec[:, _MASS_MOMENT], rec[:, _INERTIA_SLOTS]], axis=1).reshape(-1)
-    return np.concatenate([inertial, model.damping, model.coulomb, rec[:, B_ARMATURE]])
+    base = model.root_record[_ROOT_SLOTS] if model.floating else np.zeros(0)
+    return np.concatenate([inertial, base, model.damping, model.coulomb, rec[:, B_ARMATURE]])
 
 
 def _readonly(a: np.ndarray) -> np.ndarray:
@@ -110,7 +128,7 @@ def with_parameters(model: RobotModel, pi: npt.ArrayLike) -> RobotModel:
     friction and armature must be ≥ 0 (ValueError naming the entry otherwise).
     """
     pi = np.asarray(pi, dtype=float).reshape(-1)
-    n = model.nv
+    n = model.njoints
     if pi.shape != (parameter_count(model),):
         raise RneaError(f"pi must have {parameter_count(model)} values, got {pi.size}")
     if not np.all(np.isfinite(pi)):
@@ -127,10 +145,16 @@ def with_parameters(model: RobotModel, pi: npt.ArrayLike) -> RobotModel:
     body[:, _INERTIA_SLOTS] = inertial[:, 4:]
     body[:, B_ARMATURE] = pi[joint_columns(model, "armature")]
     body = _readonly(body.reshape(-1))
+    root = model.root_record.copy()
+    if model.floating:
+        root[_ROOT_SLOTS] = pi[PER_BODY * n : PER_BODY * (n + 1)]
+    root = _readonly(root)
     return replace(
         model,
         body=body,
         _bare_body=body,
+        root_record=root,
+        _bare_root=root,
         payload=None,
         damping=_readonly(pi[joint_columns(model, "viscous")]),
         coulomb=_readonly(pi[joint_columns(model, "coulomb")]),
@@ -164,9 +188,9 @@ def _axis_rotation(axis: np.ndarray, angle: np.ndarray) -> np.ndarray:
 
 
 def _states(model: RobotModel, q, qd, qdd) -> tuple[np.ndarray, np.ndarray, np.ndarray, bool]:
-    n = model.nv
     out = []
     for name, x in (("q", q), ("qd", qd), ("qdd", qdd)):
+        n = model.nq if name == "q" else model.nv
         a = np.asarray(x, dtype=float)
         if a.ndim not in (1, 2) or a.shape[-1] != n:
             raise RneaError(f"{name} must have shape ({n},) or (N, {n}), got {a.shape}")
@@ -174,8 +198,8 @@ def _states(model: RobotModel, q, qd, qdd) -> tuple[np.ndarray, np.ndarray, np.n
             raise RneaError(f"{name} contains NaN or Inf")
         out.append(np.atleast_2d(a))
     single = np.ndim(q) == 1
-    if not (out[0].shape == out[1].shape == out[2].shape):
-        raise RneaError(f"q, qd, qdd must have the same shape, got {[a.shape for a in out]}")
+    if not (out[0].shape[:-1] == out[1].shape[:-1] == out[2].shape[:-1]):
+        raise RneaError(f"q, qd, qdd must be one state or equal batches, got {[a.shape for a in out]}")
     return out[0], out[1], out[2], single
 
 
@@ -189,11 +213,14 @@ def regressor(
     coulomb: str = "tanh",
     smoothing_velocity: float = SMOOTHING_VELOCITY,
 ) -> np.ndarray:
-    """Y with τ = Y π (module docstring): (n, 13 n) for one state (n,), (N, n, 13 n) for (N, n).
+    """Y with τ = Y π (module docstring): (nv, len π) for one state, (N, nv, len π) for a batch.
 
-    gravity in the root frame (m/s²); coulomb "tanh" (tanh(q̇ / smoothing_velocity)) or "sign".
+    gravity in the root frame (the world with a floating root, m/s²); coulomb "tanh"
+    (tanh(q̇ / smoothing_velocity)) or "sign".
     """
-    q, qd, qdd, single = _states(model, q, qd, qdd)
+    qf, qdf, qddf, single = _states(model, q, qd, qdd)
+    nq0, nv0 = model.root_nq, model.root_nv
+    q, qd, qdd = qf[:, nq0:], qdf[:, nv0:], qddf[:, nv0:]
     g = np.asarray(gravity, dtype=float).reshape(-1)
     if g.shape != (3,) or not np.all(np.isfinite(g)):
         raise RneaError("gravity must be 3 finite numbers")
@@ -203,6 +230,14 @@ def regressor(
         raise RneaError("smoothing_velocity must be finite and > 0")
     N, n = q.shape
     rec = model.body.reshape(n, BODY_STRIDE)
+    # the root's motion, root frame: ω, α and the origin's acceleration minus gravity
+    root_w, root_dw, root_acc = np.zeros((N, 3)), np.zeros((N, 3)), np.broadcast_to(-g, (N, 3))
+    if nv0:
+        base_rot = np.stack([base_placement(model, x)[0] for x in qf])
+        twist, dtwist = np.zeros((N, 6)), np.zeros((N, 6))
+        twist[:, _BASE_ROWS[nv0]], dtwist[:, _BASE_ROWS[nv0]] = qdf[:, :nv0], qddf[:, :nv0]
+        root_w, root_dw = twist[:, 3:], dtwist[:, 3:]
+        root_acc = dtwist[:, :3] + np.cross(root_w, twist[:, :3]) - np.einsum("nba,b->na", base_rot, g)
     r0 = np.empty((n, N, 3, 3))  # body rotation in the root frame
     p0 = np.empty((n, N, 3))  # body origin in the root frame
     w = np.empty((n, N, 3))  # angular velocity, body frame
@@ -220,7 +255,8 @@ def regressor(
             rot = r_tree @ _axis_rotation(e, q[:, i])
             p = np.broadcast_to(p_tree, (N, 3))
         if lam < 0:
-            wl, dwl, al = np.zeros((N, 3)), np.zeros((N, 3)), np.broadcast_to(-g, (N, 3))
+            wl, dwl = root_w, root_dw
+            al = root_acc + np.cross(dwl, p) + np.cross(wl, np.cross(wl, p))
             r0[i], p0[i] = rot, p
         else:
             wl, dwl = w[lam], dw[lam]
@@ -264,13 +300,37 @@ def regressor(
     y_inertial *= ancestor[None, :, :, None]
     eye = np.eye(n)
     sgn = np.tanh(qd / smoothing_velocity) if coulomb == "tanh" else np.sign(qd)
-    y = np.concatenate(
+    if not nv0:
+        y = np.concatenate(
+            [
+                y_inertial.reshape(N, n, n * PER_BODY),
+                qd[:, None, :] * eye,
+                sgn[:, None, :] * eye,
+                qdd[:, None, :] * eye,
+            ],
+            axis=2,
+        )
+        return y[0] if single else y
+    # the base body (body n, root frame) and the root joint's rows: every body's wrench, root frame
+    base_force = np.zeros((N, 3, PER_BODY))
+    base_moment = np.zeros((N, 3, PER_BODY))
+    sw0 = _skew(root_w)
+    base_force[..., 0] = root_acc
+    base_force[..., 1:4] = _skew(root_dw) + sw0 @ sw0
+    base_moment[..., 1:4] = -_skew(root_acc)
+    base_moment[..., 4:] = _inertia_map(root_dw) + sw0 @ _inertia_map(root_w)
+    wrench = np.concatenate(
         [
-            y_inertial.reshape(N, n, n * PER_BODY),
-            qd[:, None, :] * eye,
-            sgn[:, None, :] * eye,
-            qdd[:, None, :] * eye,
+            np.concatenate([force0.transpose(1, 2, 0, 3).reshape(N, 3, n * PER_BODY), base_force], axis=2),
+            np.concatenate([moment0.transpose(1, 2, 0, 3).reshape(N, 3, n * PER_BODY), base_moment], axis=2),
         ],
-        axis=2,
-    )
+        axis=1,
+    )  # (N, 6, 10 (n + 1))
+    nb = PER_BODY * (n + 1)
+    y = np.zeros((N, nv0 + n, nb + 3 * n))
+    y[:, :nv0, :nb] = wrench[:, _BASE_ROWS[nv0], :]
+    y[:, nv0:, : n * PER_BODY] = y_inertial.reshape(N, n, n * PER_BODY)
+    y[:, nv0:, nb : nb + n] = qd[:, None, :] * eye
+    y[:, nv0:, nb + n : nb + 2 * n] = sgn[:, None, :] * eye
+    y[:, nv0:, nb + 2 * n :] = qdd[:, None, :] * eye
     return y[0] if single else y

@@ -1,9 +1,12 @@
-"""RobotModel: an immutable fixed-base kinematic tree as flat arrays, built from URDF.
+"""RobotModel: an immutable kinematic tree as flat arrays, built from URDF.
 
 Each movable joint i moves one rigid body i whose frame is the joint's child link frame. Links
 on fixed joints are merged into the body they hang from; with a `tip_link`, movable joints off
 the root→tip chain are locked at q = 0 and their links merged the same way, so their mass still
-counts. Links rigidly attached to the root carry no dynamics (the root is fixed).
+counts. The root link is fixed to the world (root_joint "fixed": links rigidly attached to it
+carry no dynamics), or moved by a free-flyer ("floating") or "planar" root joint, in Pinocchio's
+layout: the root joint's coordinates come first in q and v (root_nq, root_nv of them), then the
+joints in `joint_names` order; the root link and the links fixed to it form the base body.
 """
 
 from __future__ import annotations
@@ -30,7 +33,17 @@ from rnea_ros.compiled.kernels import (
     PK_N,
     PRISMATIC,
     REVOLUTE,
+    ROOT_FIXED,
+    ROOT_FREE,
+    ROOT_PLANAR,
+    ROOT_STRIDE,
+    RT_KIND,
+    RT_MASS,
+    RT_POS,
+    RT_ROT,
     TREE_STRIDE,
+    floating_packed_size,
+    floating_packed_slices,
     packed_size,
     packed_slices,
 )
@@ -38,14 +51,16 @@ from rnea_ros.errors import RneaError, UnknownJointError, UnknownLinkError, URDF
 from rnea_ros.model.data import Data
 from rnea_ros.model.urdf import Inertial, Joint, Mimic, URDFRobot, check_inertia, parse_urdf
 
-__all__ = ["GRAVITY", "LinkFrame", "Mimic", "Payload", "RobotModel"]
+__all__ = ["GRAVITY", "ROOT_JOINTS", "LinkFrame", "Mimic", "Payload", "RobotModel"]
 
-GRAVITY = (0.0, 0.0, -9.81)  # the default gravity, root frame, m/s² (rnea_ros.GRAVITY)
+GRAVITY = (0.0, 0.0, -9.81)  # the default gravity, root frame (world with a floating root), m/s²
+# root_joint → (kernel root kind, nq, nv of the root joint)
+ROOT_JOINTS = {"fixed": (ROOT_FIXED, 0, 0), "floating": (ROOT_FREE, 7, 6), "planar": (ROOT_PLANAR, 4, 3)}
 
 
 @dataclass(frozen=True)
 class LinkFrame:
-    """Where a link frame sits: on `body` (-1 = the fixed root) at `rotation`, `translation`."""
+    """Where a link frame sits: on `body` (-1 = the root link's body) at `rotation`, `translation`."""
 
     body: int
     rotation: np.ndarray  # (3, 3) link frame in the body frame
@@ -81,9 +96,11 @@ def _readonly(a: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True, eq=False)
 class RobotModel:
-    """Fixed-base dynamic model. Build with `RobotModel.from_urdf`; never mutated afterwards.
+    """Dynamic model. Build with `RobotModel.from_urdf`; never mutated afterwards.
 
-    Arrays indexed by joint follow `joint_names`. Limits are ±inf where the URDF gives none.
+    Arrays indexed by joint follow `joint_names` (the movable joints, not the root joint): joint i
+    is q[root_nq + i] and v[root_nv + i] (`joint_q_index`, `joint_v_index`); with a fixed root
+    these offsets are 0 and nq = nv = the number of joints. Limits are ±inf where the URDF gives none.
     Derived data is built on first use and kept (`kernel_tree()`, `default_data`); copies made by
     `with_payload` / `with_armature` build their own.
     """
@@ -107,11 +124,40 @@ class RobotModel:
     payload: Payload | None = None
     warnings: tuple[str, ...] = ()  # what was loaded although suspect (see from_urdf)
     _bare_body: np.ndarray | None = field(default=None, repr=False)  # body without payload (None: body)
+    root_joint: str = "fixed"  # "fixed", "floating" (free flyer) or "planar"
+    root_nq: int = 0  # configuration coordinates of the root joint: 0, 7 or 4
+    root_nv: int = 0  # velocity coordinates of the root joint: 0, 6 or 3
+    # the root record (see `kernels`): root joint kind and placement, base body inertia
+    root_record: np.ndarray = field(default_factory=lambda: _root_record(ROOT_FIXED), repr=False)
+    _bare_root: np.ndarray | None = field(default=None, repr=False)  # root_record without payload
 
     @property
     def nv(self) -> int:
-        """Number of movable joints (degrees of freedom)."""
+        """Velocity coordinates (degrees of freedom): root_nv + the movable joints."""
+        return self.root_nv + len(self.joint_names)
+
+    @property
+    def nq(self) -> int:
+        """Configuration coordinates: root_nq + the movable joints (nq = nv with a fixed root)."""
+        return self.root_nq + len(self.joint_names)
+
+    @property
+    def njoints(self) -> int:
+        """Number of movable joints (`joint_names`): the bodies of the kernels' tree."""
         return len(self.joint_names)
+
+    @property
+    def floating(self) -> bool:
+        """Whether the root joint moves (a "floating" or "planar" root)."""
+        return self.root_nv > 0
+
+    def joint_q_index(self, name: str) -> int:
+        """Index in q of a movable joint: root_nq + its index in `joint_names`."""
+        return self.root_nq + self.joint_index(name)
+
+    def joint_v_index(self, name: str) -> int:
+        """Index in v (and τ) of a movable joint: root_nv + its index in `joint_names`."""
+        return self.root_nv + self.joint_index(name)
 
     @property
     def link_names(self) -> tuple[str, ...]:
@@ -155,9 +201,15 @@ class RobotModel:
         root_link: str | None = None,
         tip_link: str | None = None,
         *,
+        root_joint: str | None = None,
         strict: bool = False,
     ) -> RobotModel:
         """Build the model of a URDF (whole tree below `root_link`, or the root_link→tip_link chain).
+
+        root_joint: "fixed" (the root link welded to the world), "floating" (a free flyer) or
+        "planar" (x, y, θ about z); None: that of the URDF, whose root link may hang from a world
+        link by one `floating` or `planar` joint (kept with its origin, as Pinocchio does), else
+        fixed. Floating and planar joints elsewhere raise URDFError naming them.
 
         Raises URDFError naming the link or joint at fault. A finite but physically inconsistent
         inertia (a slightly negative principal moment, a broken triangle inequality, as CAD exports
@@ -166,7 +218,7 @@ class RobotModel:
         to the fixed root carry no dynamics and are not checked. Compiles nothing: see
         `rnea_ros.compile_kernels`.
         """
-        return _build(parse_urdf(xml_text), root_link, tip_link, strict)
+        return _build(parse_urdf(xml_text), root_link, tip_link, strict, root_joint)
 
     def with_payload(
         self,
@@ -191,21 +243,33 @@ class RobotModel:
         except URDFError as exc:
             raise RneaError(str(exc)) from None
         body = self._bare.copy()
+        root = self._bare_root_record.copy()
         payload = None
-        if mass > 0.0 and frame.body >= 0:
+        if mass > 0.0 and (frame.body >= 0 or self.floating):
             m, h, i_o = _spatial(float(mass), com, inertia, frame.rotation, frame.translation)
-            _add_inertia(body, frame.body, m, h, i_o)
-            if not np.all(np.isfinite(body)):
+            if frame.body >= 0:
+                _add_inertia(body, frame.body, m, h, i_o)
+            else:
+                _add_inertia(root, 0, m, h, i_o, RT_MASS)
+            if not (np.all(np.isfinite(body)) and np.all(np.isfinite(root))):
                 raise RneaError(f"{what}: values overflow (too large)")
         if mass > 0.0:
             payload = Payload(link, float(mass), com, inertia)
-        return replace(self, body=_readonly(body), payload=payload, _bare_body=self._bare)
+        return replace(
+            self,
+            body=_readonly(body),
+            payload=payload,
+            _bare_body=self._bare,
+            root_record=_readonly(root),
+            _bare_root=self._bare_root_record,
+        )
 
     def with_armature(self, armature: npt.ArrayLike) -> RobotModel:
         """A copy with per-joint armature (reflected rotor inertia, ≥ 0, `joint_names` order)."""
         armature = np.asarray(armature, dtype=float).reshape(-1)
-        if armature.shape != (self.nv,) or not np.all(np.isfinite(armature)) or np.any(armature < 0):
-            raise RneaError(f"armature must be {self.nv} finite values >= 0")
+        n = self.njoints
+        if armature.shape != (n,) or not np.all(np.isfinite(armature)) or np.any(armature < 0):
+            raise RneaError(f"armature must be {n} finite values >= 0 (one per movable joint)")
         body = self.body.copy()
         bare = self._bare.copy()
         body[B_ARMATURE::BODY_STRIDE] = armature
@@ -216,6 +280,10 @@ class RobotModel:
     def _bare(self) -> np.ndarray:
         return self.body if self._bare_body is None else self._bare_body
 
+    @property
+    def _bare_root_record(self) -> np.ndarray:
+        return self.root_record if self._bare_root is None else self._bare_root
+
     def kernel_tree(self) -> Any:
         """The model as the kernels take it (the tree record, see `kernels`): a private C-contiguous
         float64 array with numba (a view of the packed record), a plain list without. Built on
@@ -225,7 +293,7 @@ class RobotModel:
     @cached_property
     def _kernel_tree(self) -> Any:
         if HAVE_NUMBA:
-            return self._packed[packed_slices(self.nv)[0]]
+            return self._packed[packed_slices(self.njoints)[0]]
         tree = self._tree_records()
         return [  # integers stay integers: they are indices in the kernels
             x
@@ -234,8 +302,8 @@ class RobotModel:
         ]
 
     def _tree_records(self) -> np.ndarray:
-        """(nv, TREE_STRIDE): each body record followed by its parent and joint type."""
-        n = self.nv
+        """(njoints, TREE_STRIDE): each body record followed by its parent and joint type."""
+        n = self.njoints
         tree = np.zeros((n, TREE_STRIDE))
         tree[:, :BODY_STRIDE] = self.body.reshape(n, BODY_STRIDE)
         tree[:, PARENT] = self.parent
@@ -246,7 +314,7 @@ class RobotModel:
     def _packed(self) -> np.ndarray:
         """The packed record (see `kernels`): the tree, the default gravity, and the workspace of
         `default_data`; one argument for the fast paths of `dynamics`."""
-        n = self.nv
+        n = self.njoints
         packed = np.zeros(packed_size(n))
         tree, gravity, _, _ = packed_slices(n)
         packed[PK_N] = n
@@ -255,16 +323,45 @@ class RobotModel:
         return packed
 
     @cached_property
+    def _floating_kernel(self) -> tuple[int, np.ndarray]:
+        """(nv, floating packed record: the tree, the default gravity, a workspace for n + 1
+        bodies and the root record, see `kernels`): what the floating-root fast paths of
+        `dynamics` pass, one array for the model."""
+        n = self.njoints
+        packed = np.zeros(floating_packed_size(n))
+        tree, gravity, _, _, root = floating_packed_slices(n)
+        packed[PK_N] = n
+        packed[tree] = self._tree_records().reshape(-1)
+        packed[gravity] = GRAVITY
+        packed[root] = self.root_record
+        return self.nv, packed
+
+    @cached_property
     def _kernel_args(self) -> tuple[int, np.ndarray]:
-        """(nv, packed record): what the fast paths of `dynamics` read in one attribute access."""
-        return self.nv, self._packed
+        """(njoints, packed record): what the fast paths of `dynamics` read in one attribute access."""
+        return self.njoints, self._packed
 
 
-def _add_inertia(body: np.ndarray, i: int, mass: float, h: np.ndarray, i_o: np.ndarray) -> None:
-    b = i * BODY_STRIDE
+def _add_inertia(
+    body: np.ndarray, i: int, mass: float, h: np.ndarray, i_o: np.ndarray, at: int = B_MASS
+) -> None:
+    """Add (mass, first moment, inertia) to body i's record, or at `at` in a root record (i = 0)."""
+    b = i * BODY_STRIDE + at - B_MASS
     body[b + B_MASS] += mass
     body[b + B_MOMENT : b + B_MOMENT + 3] += h
     body[b + B_INERTIA : b + B_INERTIA + 6] += i_o[np.triu_indices(3)]  # xx, xy, xz, yy, yz, zz
+
+
+def _root_record(
+    kind: int, rotation: np.ndarray | None = None, translation: np.ndarray | None = None
+) -> np.ndarray:
+    """A root record (see `kernels`) with no base inertia yet."""
+    rec = np.zeros(ROOT_STRIDE)
+    rec[RT_KIND] = kind
+    rec[RT_ROT : RT_ROT + 9] = (np.eye(3) if rotation is None else rotation).reshape(9)
+    if translation is not None:
+        rec[RT_POS : RT_POS + 3] = translation
+    return rec
 
 
 def _tree(robot: URDFRobot) -> tuple[str, dict[str, list[Joint]]]:
@@ -310,12 +407,38 @@ def _chain(children: dict[str, list[Joint]], root: str, tip: str) -> set[str]:
     return set(path[tip])
 
 
-def _build(robot: URDFRobot, root_link: str | None, tip_link: str | None, strict: bool) -> RobotModel:
+def _root(
+    children: dict[str, list[Joint]], tree_root: str, root_link: str | None, root_joint: str | None
+) -> tuple[str, str, np.ndarray | None, np.ndarray | None]:
+    """(root link, root joint, placement rotation and translation of the root joint or None): a
+    URDF root link with one `floating` or `planar` joint hands the root over to its child."""
+    root = root_link or tree_root
+    placement_rot = placement_trans = None
+    urdf_root_joint = "fixed"
+    below = children[root]
+    if len(below) == 1 and below[0].type in ("floating", "planar"):
+        joint = below[0]
+        if joint.type == "planar" and not np.allclose(joint.axis, (0.0, 0.0, 1.0)):
+            raise URDFError(f"joint '{joint.name}': a planar root joint must have axis 0 0 1 (the x-y plane)")
+        urdf_root_joint = joint.type
+        root = joint.child
+        placement_rot, placement_trans = joint.rotation, joint.translation
+    if root_joint is None:
+        root_joint = urdf_root_joint
+    if root_joint not in ROOT_JOINTS:
+        raise URDFError(f"root_joint must be one of {', '.join(ROOT_JOINTS)}, got '{root_joint}'")
+    return root, root_joint, placement_rot, placement_trans
+
+
+def _build(
+    robot: URDFRobot, root_link: str | None, tip_link: str | None, strict: bool, root_joint: str | None = None
+) -> RobotModel:
     tree_root, children = _tree(robot)
     for arg, link in (("root_link", root_link), ("tip_link", tip_link)):
         if link is not None and link not in robot.links:
             raise URDFError(f"{arg} '{link}' is not a link of the robot")
-    root = root_link or tree_root
+    root, root_joint, placement_rot, placement_trans = _root(children, tree_root, root_link, root_joint)
+    kind, root_nq, root_nv = ROOT_JOINTS[root_joint]
     chain = None if tip_link is None else _chain(children, root, tip_link)
 
     frames: dict[str, LinkFrame] = {root: LinkFrame(-1, np.eye(3), np.zeros(3))}
@@ -326,6 +449,11 @@ def _build(robot: URDFRobot, root_link: str | None, tip_link: str | None, strict
     stack = list(reversed(children[root]))
     while stack:  # depth-first preorder, children in document order: parent body < child body
         joint = stack.pop()
+        if joint.type in ("floating", "planar"):
+            raise URDFError(
+                f"joint '{joint.name}': type '{joint.type}' is supported only as the root joint "
+                f"(the one joint of the URDF's root link)"
+            )
         here = frames[joint.parent]
         rot = here.rotation @ joint.rotation
         trans = here.rotation @ joint.translation + here.translation
@@ -345,17 +473,24 @@ def _build(robot: URDFRobot, root_link: str | None, tip_link: str | None, strict
         order.append(joint.child)
         stack.extend(reversed(children[joint.child]))
     body = np.concatenate(records) if records else np.zeros(0)
+    root_record = _root_record(kind, placement_rot, placement_trans)
     warnings: list[str] = []
     for link in order:
         inertial: Inertial | None = robot.links[link]
         frame = frames[link]
-        if inertial is None or frame.body < 0 or inertial.mass == 0.0 and not inertial.inertia.any():
+        massless = inertial is None or inertial.mass == 0.0 and not inertial.inertia.any()
+        if inertial is None or massless or (frame.body < 0 and not root_nv):
             continue
         if inertial.defect is not None:
             if strict:
                 raise URDFError(f"link '{link}': {inertial.defect} (strict model check)")
             warnings.append(f"link '{link}': {inertial.defect}")
         m, h, i_o = _spatial(inertial.mass, inertial.com, inertial.inertia, frame.rotation, frame.translation)
+        if frame.body < 0:  # the base body of a floating root
+            _add_inertia(root_record, 0, m, h, i_o, RT_MASS)
+            if not np.all(np.isfinite(root_record)):
+                raise URDFError(f"link '{link}': inertial values overflow (too large)")
+            continue
         _add_inertia(body, frame.body, m, h, i_o)
         if not np.all(np.isfinite(body[frame.body * BODY_STRIDE : (frame.body + 1) * BODY_STRIDE])):
             raise URDFError(f"link '{link}': inertial values overflow (too large)")
@@ -389,4 +524,9 @@ def _build(robot: URDFRobot, root_link: str | None, tip_link: str | None, strict
         mimic=mimic,
         warnings=tuple(warnings),
         _bare_body=body,
+        root_joint=root_joint,
+        root_nq=root_nq,
+        root_nv=root_nv,
+        root_record=_readonly(root_record),
+        _bare_root=_readonly(root_record),
     )

@@ -16,7 +16,7 @@ import numpy as np
 from rnea_ros.errors import URDFError
 
 MOVABLE_TYPES = ("revolute", "continuous", "prismatic")
-UNSUPPORTED_TYPES = ("floating", "planar")
+ROOT_TYPES = ("floating", "planar")  # accepted as the root joint only (see RobotModel.from_urdf)
 
 # Tolerance on principal moments (kg m^2) for the positive-definiteness and triangle checks.
 INERTIA_TOL = 1e-9
@@ -178,9 +178,7 @@ def _joint(el: ET.Element, links: dict[str, Inertial | None]) -> Joint:
         raise URDFError("a <joint> has no name")
     what = f"joint '{name}'"
     jtype = el.get("type", "")
-    if jtype in UNSUPPORTED_TYPES:
-        raise URDFError(f"{what}: type '{jtype}' is not supported (fixed-base arms only)")
-    if jtype not in (*MOVABLE_TYPES, "fixed"):
+    if jtype not in (*MOVABLE_TYPES, *ROOT_TYPES, "fixed"):
         raise URDFError(f"{what}: unknown joint type '{jtype}'")
     ends = {}
     for tag in ("parent", "child"):
@@ -195,6 +193,8 @@ def _joint(el: ET.Element, links: dict[str, Inertial | None]) -> Joint:
     axis_el = el.find("axis")
     axis = np.array(_floats(None if axis_el is None else axis_el.get("xyz"), 3, f"{what} axis", "1 0 0"))
     norm = float(np.linalg.norm(axis))
+    if jtype in ROOT_TYPES and axis_el is None:
+        axis, norm = np.array([0.0, 0.0, 1.0]), 1.0  # a planar joint's default normal: z
     if jtype != "fixed" and not 1e-9 < norm < 1e150:
         raise URDFError(f"{what}: axis must be a non-zero vector")
     limit = el.find("limit")
