@@ -34,13 +34,18 @@ import json
 import math
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
-from rnea_ros.algorithms.contact_dynamics import Contact, ContactSolution, ContactStatus, solve_contact_forces
+from rnea_ros.algorithms.contact_dynamics import (
+    Contact,
+    ContactSolution,
+    ContactStatus,
+    contact_inverse_dynamics,
+)
 from rnea_ros.algorithms.dynamics import jacobian, link_pose
 from rnea_ros.model.example_robots import example_urdf_path
 from rnea_ros.model.robot_model import RobotModel
@@ -150,16 +155,18 @@ TALOS = Robot(
 
 
 class ContactLaw:
-    """τ_id(q, v, a): the actuated efforts of contact-consistent inverse dynamics for `contacts`,
-    q, v, a and τ with the joints in `joint_names` order (the simulator's), Pinocchio's free-flyer
-    layout; the model's own joint order may differ (permuted here)."""
+    """τ_id(q, v, a): the actuated efforts of contact_inverse_dynamics on the package's free-flyer
+    model of `urdf` (RobotModel.from_urdf(urdf, root_joint="floating")) for `contacts`. q, v, a
+    and τ with the joints in `joint_names` order (the simulator's), Pinocchio's free-flyer layout;
+    the model's own joint order may differ (permuted here)."""
 
     def __init__(self, urdf: str, contacts: Sequence[Contact], joint_names: Sequence[str]) -> None:
         self.contacts = list(contacts)
-        model_names, self._solve = _pinocchio_stand_in(urdf, self.contacts)
-        missing = sorted(set(joint_names) ^ set(model_names))
-        if missing:
-            raise ValueError(f"joints of the simulator and the model differ: {missing}")
+        self.model = RobotModel.from_urdf(urdf, root_joint="floating")
+        model_names = list(self.model.joint_names)
+        mismatch = sorted(set(joint_names) ^ set(model_names))
+        if mismatch:
+            raise ValueError(f"joints of the simulator and the model differ: {mismatch}")
         self.order = np.array([list(joint_names).index(j) for j in model_names])  # model i ← sim order[i]
         self.q_order = np.concatenate([np.arange(7), 7 + self.order])
         self.v_order = np.concatenate([np.arange(6), 6 + self.order])
@@ -168,46 +175,15 @@ class ContactLaw:
 
     def __call__(self, q: np.ndarray, v: np.ndarray, a: np.ndarray) -> np.ndarray:
         """τ_id (n) in the simulator's joint order."""
-        sol = self._solve(q[self.q_order], v[self.v_order], a[self.v_order])
+        sol = contact_inverse_dynamics(
+            self.model, q[self.q_order], v[self.v_order], a[self.v_order], self.contacts
+        )
         self.last = sol
         if sol.status is ContactStatus.INFEASIBLE:
             self.infeasible += 1
         tau = np.empty_like(sol.tau)
         tau[self.order] = sol.tau
         return tau
-
-
-def _pinocchio_stand_in(
-    urdf: str, contacts: Sequence[Contact]
-) -> tuple[list[str], Callable[[np.ndarray, np.ndarray, np.ndarray], ContactSolution]]:
-    """TEMPORARY: M, h and the contact Jacobians from Pinocchio until RobotModel has a floating
-    root; the forces and efforts from the package's solve_contact_forces."""
-    from dataclasses import replace
-
-    import pinocchio as pin
-
-    model = pin.buildModelFromXML(urdf, pin.JointModelFreeFlyer())
-    data = model.createData()
-    names = [model.names[j] for j in range(2, model.njoints)]
-    frames = [model.getFrameId(c.link) for c in contacts]
-
-    def solve(q: np.ndarray, v: np.ndarray, a: np.ndarray) -> ContactSolution:
-        pin.computeJointJacobians(model, data, q)
-        pin.framesForwardKinematics(model, data, q)
-        m = pin.crba(model, data, q)
-        m = np.triu(m) + np.triu(m, 1).T
-        h = pin.nonLinearEffects(model, data, q, v)
-        jacs, placed = [], []
-        for c, f in zip(contacts, frames, strict=True):
-            jac = pin.getFrameJacobian(model, data, f, pin.LOCAL_WORLD_ALIGNED)
-            jacs.append(jac[:3] if c.kind == "point" else jac)
-            if c.corners and c.tangent is None:
-                rot = data.oMf[f].rotation
-                c = replace(c, tangent=(float(rot[0, 0]), float(rot[1, 0]), float(rot[2, 0])))
-            placed.append(c)
-        return solve_contact_forces(m, h, a, placed, jacs, n_base=6)
-
-    return names, solve
 
 
 @dataclass
