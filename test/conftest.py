@@ -1,24 +1,40 @@
 """Shared fixtures, the test kinds, and the import path of the test helpers.
 
-test/ is not a package (a test/__init__.py would shadow the standard library's `test`): its
-helper modules (robot_files, pinref, and test modules other tests reuse) import as top-level
-modules, so this folder goes on sys.path whatever pytest's import mode.
+The tree mirrors the package: test/unit/<package>/test_<module>.py (no ROS processes, seconds),
+test/ros/<node>/test_*.py (real rclpy processes) and test/system/test_*.py (the closed-loop demos,
+colcon and pip builds). A test's kind (mark unit, ros or system) comes from its folder; `make
+test-unit` runs `pytest -m unit`. A test outside those folders fails the collection.
 
-Every test module declares its kind with a module-level `pytestmark`: unit (no ROS processes,
-seconds), ros (real rclpy processes) or system (the closed-loop demo, colcon builds); `make
-test-unit` runs `pytest -m unit`. A module without a kind fails the collection.
+test/ is not a package (a test/__init__.py would shadow the standard library's `test`): the
+helpers of test/support/ (robot_files, pinref, ros_install …) and test modules other tests reuse
+import as top-level modules, so test/support and every test folder go on sys.path whatever
+pytest's import mode; hence test file names are unique across the tree.
+
+Each pytest process (each pytest-xdist worker) gets a ROS_DOMAIN_ID of its own, set here before
+anything loads rclpy (test/support/domains.py).
 """
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
 import pytest
 
-HERE = str(Path(__file__).resolve().parent)
-if HERE not in sys.path:
-    sys.path.insert(0, HERE)
+HERE = Path(__file__).resolve().parent
+SUPPORT = HERE / "support"
+for folder in [SUPPORT, *sorted({p.parent for p in HERE.glob("*/**/test_*.py")})]:
+    if str(folder) not in sys.path:
+        sys.path.insert(0, str(folder))
+
+from domains import domain  # noqa: E402
+
+if os.environ.get("PYTEST_XDIST_WORKER"):  # not the controller's domain, which workers inherit
+    os.environ["ROS_DOMAIN_ID"] = str(domain())
+else:
+    os.environ.setdefault("ROS_DOMAIN_ID", str(domain()))
+os.environ.setdefault("ROS_LOCALHOST_ONLY", "1")
 
 import ros_install  # noqa: E402
 from robot_files import urdf_text  # noqa: E402
@@ -26,22 +42,32 @@ from robot_files import urdf_text  # noqa: E402
 KINDS = ("unit", "ros", "system")
 
 # launch_testing files (a generate_test_description) run under launch_testing's own runner, from
-# test_launch_files.py; pytest does not collect them itself (launch_testing's pytest plugin does
-# not load under pytest 9, see setup.cfg)
-collect_ignore = [p.name for p in ros_install.launch_testing_files()]
+# system/test_launch_files.py; pytest does not collect them itself (launch_testing's pytest plugin
+# does not load under pytest 9, see setup.cfg)
+collect_ignore = [str(p.relative_to(HERE)) for p in ros_install.launch_testing_files()]
 
 
+def kind_of(path: Path) -> str | None:
+    """unit, ros or system: the first folder of the test file below test/ (None elsewhere)."""
+    try:
+        top = path.resolve().relative_to(HERE).parts[0]
+    except ValueError:
+        return None
+    return top if top in KINDS else None
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m selects by mark
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Refuse tests without exactly one kind (unit, ros or system)."""
-    unmarked = sorted(
-        {
-            item.nodeid.split("::")[0]
-            for item in items
-            if sum(item.get_closest_marker(kind) is not None for kind in KINDS) != 1
-        }
-    )
-    if unmarked:
-        raise pytest.UsageError(f"test modules without exactly one of the marks {KINDS}: {unmarked}")
+    """Mark every test with the kind of its folder; refuse tests outside test/{unit,ros,system}."""
+    outside = set()
+    for item in items:
+        kind = kind_of(item.path)
+        if kind is None:
+            outside.add(item.nodeid.split("::")[0])
+        else:
+            item.add_marker(kind)
+    if outside:
+        raise pytest.UsageError(f"tests outside test/unit, test/ros and test/system: {sorted(outside)}")
 
 
 @pytest.fixture(scope="session")
