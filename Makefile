@@ -13,7 +13,7 @@ STAMP := $(VENV)/.installed
 PYTEST := $(PY) -m pytest -p no:launch_testing -p no:launch_ros
 # ROS 2 Jazzy's launch, launch_testing and ros2 command-line wheels (a ROS install's tools): when
 # this folder exists, set-up installs them into the Jazzy venv and `make test` runs the
-# ROS-install tests (test/ros_install.py); without it those tests skip. Default:
+# ROS-install tests (test/support/ros_install.py); without it those tests skip. Default:
 # shared/ros2-wheels beside the repo.
 ROS2_WHEELS ?= $(abspath $(CURDIR)/../shared/ros2-wheels)
 export ROS2_WHEELS
@@ -81,7 +81,7 @@ bench: $(STAMP)
 # The long stateful fuzz of the running node (make test runs 30 sequences of 20 steps).
 soak-sequences: $(STAMP)
 	RNEA_FUZZ_SEQUENCES=300 RNEA_FUZZ_STEPS=30 RNEA_FUZZ_RANDOM=1 $(PY) -m pytest -q -s -p no:cacheprovider \
-		test/test_fuzz_node_sequences.py
+		test/ros/inverse_dynamics/test_fuzz_node_sequences.py
 
 FORCE:
 

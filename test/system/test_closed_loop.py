@@ -78,7 +78,7 @@ FRICTION_ARMS = (
 @pytest.mark.parametrize("plant", [1.0, 0.7])
 def test_passive_also_against_mujocos_frictionloss(arm: str, plant: float) -> None:
     """The same with the simulator applying dry friction as MuJoCo's frictionloss, a soft
-    constraint far weaker than the URDF's friction on light joints (see test_sim.py)."""
+    constraint far weaker than the URDF's friction on light joints (see test_mujoco_arm.py)."""
     for coast in passivity((example_robots_dir() / arm).read_text(), plant, coulomb="frictionloss"):
         assert coast.peak_ratio <= 1 + GAIN_TOLERANCE, coast.joint
         assert coast.ratio < 1 - 1e-4, coast.joint

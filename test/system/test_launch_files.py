@@ -2,7 +2,7 @@
 launch_testing's own runner, `python -m launch_testing.launch_test FILE`, in the colcon-built
 workspace's environment: launch_testing's pytest plugin does not load under pytest 9 (the ROS 2
 wheels' README). Each must run its tests and pass every one, none skipped. Skips without the
-ROS 2 wheels (test/ros_install.py)."""
+ROS 2 wheels (test/support/ros_install.py)."""
 
 from __future__ import annotations
 

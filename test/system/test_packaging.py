@@ -2,7 +2,7 @@
 
 colcon-core, colcon-ros, colcon-python-setup-py and ament_package come from PyPI (requirements-dev).
 The package is copied (files git tracks or would track) into a temporary colcon workspace
-(test/ros_install.py; conftest's session fixture `colcon_workspace` builds it once).
+(test/support/ros_install.py; conftest's session fixture `colcon_workspace` builds it once).
 """
 
 from __future__ import annotations

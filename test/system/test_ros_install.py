@@ -1,6 +1,6 @@
 """The README's `ros2` commands on a ROS 2 install: `ros2 launch` of the three launch files, `ros2
 run`, `ros2 param` and `ros2 topic` against the running node, in a colcon-built workspace with its
-environment sourced (test/ros_install.py). Skips without the ROS 2 wheels.
+environment sourced (test/support/ros_install.py). Skips without the ROS 2 wheels.
 
 `test_every_readme_ros2_line_is_tested_or_real_robot_only` keeps this list and the README in step.
 """
@@ -62,7 +62,7 @@ README_LINES = {
     "ros2 bag record": "real robot only: rosbag2 is not here",
     "ros2 run rnea_ros multisine_trajectory": "real robot only: the excitation of a real arm",
     "ros2 topic pub --once /multisine_trajectory/start": "real robot only: starts a real arm's excitation",
-    "ros2 run rnea_ros rnea_ros_identify": "real robot only: needs a recorded rosbag2 (test_identify*.py)",
+    "ros2 run rnea_ros rnea_ros_identify": "real robot only: needs a recorded rosbag2 (test_cli.py)",
 }
 
 

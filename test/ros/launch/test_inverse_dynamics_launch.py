@@ -7,10 +7,10 @@ the friction rules have their own tests); joint_states in, effort commands out o
 Needs a ROS 2 install (launch, launch_ros, launch_testing and the package built with colcon). In a
 sourced workspace:
 
-    python -m launch_testing.launch_test test/test_inverse_dynamics_launch.py
+    python -m launch_testing.launch_test test/ros/launch/test_inverse_dynamics_launch.py
 
-`make test` runs it so (test/test_launch_files.py) when the ROS 2 wheels are there
-(test/ros_install.py); pytest does not collect it itself (conftest.py).
+`make test` runs it so (test/system/test_launch_files.py) when the ROS 2 wheels are there
+(test/support/ros_install.py); pytest does not collect it itself (conftest.py).
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ GRAVITY = (0.3, -0.2, -9.7)
 def reference(law: EffortLaw, q, qd, desired, wrench) -> dict[str, np.ndarray]:
     """Each term from rnea, gravity_torques, friction_torques and the Jacobian; friction at the
     desired velocity (every joint driven: compute_efforts without `driven`; the feedback rule
-    for undriven joints is tested in test_friction_compensation.py)."""
+    for undriven joints is tested in test_compensation.py)."""
     q_des, qd_des, qdd_des = desired
     qx, qdx = (q_des, qd_des) if law.use_desired_state else (q, qd)
     zero = np.zeros(N)

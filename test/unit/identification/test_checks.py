@@ -1,5 +1,5 @@
 """rnea_ros_identify warns (stderr, exit 3) when the fit does not explain the recording; a good
-recording gives none (test_identify.py's end-to-end run asserts exit 0 and an empty stderr)."""
+recording gives none (test_cli.py's end-to-end run asserts exit 0 and an empty stderr)."""
 
 from __future__ import annotations
 
