@@ -42,19 +42,26 @@ endif
 demo: $(STAMP)
 	$(PY) -m rnea_ros.demo $(DEMO_ARGS)
 
-# every test: unit, ros (real rclpy processes) and system (closed-loop demo, colcon build)
-test: $(STAMP) lint
-	$(PY) -m pytest -q test
+# pytest-xdist workers of `make test` and `make test-ros` (each with a ROS_DOMAIN_ID of its own,
+# test/conftest.py); --dist loadgroup keeps a test/ros module's node process on one worker
+TEST_WORKERS ?= 2
+XDIST := -n $(TEST_WORKERS) --dist loadgroup
 
-# the unit tests only: no ROS processes (pytest -m unit)
+# every test: test/unit, test/ros (real rclpy processes) and test/system (closed-loop demos,
+# colcon and pip builds); the folders mirror the package (test/conftest.py)
+test: $(STAMP) lint
+	$(PYTEST) -q $(XDIST) test
+
+# the unit tests only: no ROS processes (test/unit, pytest mark unit)
 test-unit: $(STAMP)
-	$(PY) -m pytest -q -m unit test
+	$(PYTEST) -q $(XDIST) test/unit
 
 # the ROS-facing tests (real rclpy processes), e.g. on another distribution's wheels:
-# `make test-ros ROS_DISTRO=kilted`; ROS_TESTS narrows them (pytest arguments)
-ROS_TESTS ?= -m ros test
+# `make test-ros ROS_DISTRO=kilted`; ROS_TESTS narrows them (pytest arguments: a folder
+# test/ros/<node>, a file, -k ...)
+ROS_TESTS ?= test/ros
 test-ros: $(STAMP)
-	$(PYTEST) -q $(ROS_TESTS)
+	$(PYTEST) -q $(XDIST) $(ROS_TESTS)
 
 # what CI runs on ROS 2 Kilted besides `make test` on Jazzy (the README says why this subset)
 test-kilted:

@@ -11,7 +11,10 @@ import as top-level modules, so test/support and every test folder go on sys.pat
 pytest's import mode; hence test file names are unique across the tree.
 
 Each pytest process (each pytest-xdist worker) gets a ROS_DOMAIN_ID of its own, set here before
-anything loads rclpy (test/support/domains.py).
+anything loads rclpy (test/support/domains.py). Under `pytest -n N --dist loadgroup` (make test) the
+tests of one test/ros module stay on one worker, so that its module-scoped node process starts
+once; a test or module with its own xdist_group mark keeps it (tests that keep real time share the
+group "realtime", the colcon-built workspace's tests the group "colcon").
 """
 
 from __future__ import annotations
@@ -58,14 +61,17 @@ def kind_of(path: Path) -> str | None:
 
 @pytest.hookimpl(tryfirst=True)  # before -m selects by mark
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Mark every test with the kind of its folder; refuse tests outside test/{unit,ros,system}."""
+    """Mark every test with the kind of its folder, and a test of test/ros with its module's
+    xdist_group unless it has one; refuse tests outside test/{unit,ros,system}."""
     outside = set()
     for item in items:
         kind = kind_of(item.path)
         if kind is None:
             outside.add(item.nodeid.split("::")[0])
-        else:
-            item.add_marker(kind)
+            continue
+        item.add_marker(kind)
+        if kind == "ros" and item.get_closest_marker("xdist_group") is None:
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
     if outside:
         raise pytest.UsageError(f"tests outside test/unit, test/ros and test/system: {sorted(outside)}")
 
