@@ -42,10 +42,11 @@ endif
 demo: $(STAMP)
 	$(PY) -m rnea_ros.demo $(DEMO_ARGS)
 
-# pytest-xdist workers of `make test` and `make test-ros` (each with a ROS_DOMAIN_ID of its own,
-# test/conftest.py); --dist loadgroup keeps a test/ros module's node process on one worker
+# pytest-xdist workers of `make test`, `make test-unit` and `make test-ros` (each with a
+# ROS_DOMAIN_ID of its own; test/conftest.py's scheduler keeps a test/ros module's node process on
+# one worker and runs the real-time tests one after the other)
 TEST_WORKERS ?= 2
-XDIST := -n $(TEST_WORKERS) --dist loadgroup
+XDIST := -n $(TEST_WORKERS)
 
 # every test: test/unit, test/ros (real rclpy processes) and test/system (closed-loop demos,
 # colcon and pip builds); the folders mirror the package (test/conftest.py)

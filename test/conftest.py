@@ -11,14 +11,17 @@ import as top-level modules, so test/support and every test folder go on sys.pat
 pytest's import mode; hence test file names are unique across the tree.
 
 Each pytest process (each pytest-xdist worker) gets a ROS_DOMAIN_ID of its own, set here before
-anything loads rclpy (test/support/domains.py). Under `pytest -n N --dist loadgroup` (make test) the
-tests of one test/ros module stay on one worker, so that its module-scoped node process starts
-once; a test or module with its own xdist_group mark keeps it (tests that keep real time share the
-group "realtime", the colcon-built workspace's tests the group "colcon").
+anything loads rclpy (test/support/domains.py). Under `pytest -n N` (make test) the scheduler below
+hands out the tests of one test/ros module as one unit, so that its module-scoped node process
+starts once on one worker; the tests that keep real time (REALTIME) run on one worker one after
+the other, as do the tests of the one colcon-built workspace (COLCON); every other test is a unit
+of its own. (pytest 9.2 ignores the nodeid suffix by which xdist's `--dist loadgroup` groups
+xdist_group marks, pytest-xdist issue 1386; hence a scheduler of our own.)
 """
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import sys
 from pathlib import Path
@@ -44,6 +47,15 @@ from robot_files import urdf_text  # noqa: E402
 
 KINDS = ("unit", "ros", "system")
 
+# Tests (nodeid prefixes below test/) that keep real time: one worker runs them one after the other
+REALTIME = (
+    "system/test_demo.py::test_real_time_run",
+    "ros/inverse_dynamics/test_node.py::",  # the slow-loop test measures the loop period
+    "ros/mujoco_sim/test_sim_node.py::test_real_time_sim",
+)
+# Test modules of the one colcon-built workspace (session fixture colcon_workspace): one worker
+COLCON = ("system/test_packaging.py", "system/test_launch_files.py", "system/test_ros_install.py")
+
 # launch_testing files (a generate_test_description) run under launch_testing's own runner, from
 # system/test_launch_files.py; pytest does not collect them itself (launch_testing's pytest plugin
 # does not load under pytest 9, see setup.cfg)
@@ -61,8 +73,7 @@ def kind_of(path: Path) -> str | None:
 
 @pytest.hookimpl(tryfirst=True)  # before -m selects by mark
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Mark every test with the kind of its folder, and a test of test/ros with its module's
-    xdist_group unless it has one; refuse tests outside test/{unit,ros,system}."""
+    """Mark every test with the kind of its folder; refuse tests outside test/{unit,ros,system}."""
     outside = set()
     for item in items:
         kind = kind_of(item.path)
@@ -70,10 +81,32 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             outside.add(item.nodeid.split("::")[0])
             continue
         item.add_marker(kind)
-        if kind == "ros" and item.get_closest_marker("xdist_group") is None:
-            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
     if outside:
         raise pytest.UsageError(f"tests outside test/unit, test/ros and test/system: {sorted(outside)}")
+
+
+def work_unit(nodeid: str) -> str:
+    """The unit of work a pytest-xdist worker takes whole: "realtime", "colcon", the module of a
+    test/ros test, or else the test itself."""
+    below = nodeid.split("test/", 1)[-1]  # nodeids are relative to the repository
+    if below.startswith(REALTIME):
+        return "realtime"
+    module = below.split("::", 1)[0]
+    if module in COLCON:
+        return "colcon"
+    return module if module.startswith("ros/") else nodeid
+
+
+if importlib.util.find_spec("xdist") is not None:  # requirements-dev.txt
+
+    def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
+        from xdist.scheduler import LoadScopeScheduling
+
+        class WorkUnits(LoadScopeScheduling):
+            def _split_scope(self, nodeid: str) -> str:
+                return work_unit(nodeid)
+
+        return WorkUnits(config, log)
 
 
 @pytest.fixture(scope="session")

@@ -80,7 +80,6 @@ def test_lockstep_closed_loop_meets_the_targets_and_writes_the_plot(tmp_path: Pa
     assert not leftovers()
 
 
-@pytest.mark.xdist_group("realtime")  # keeps real time: no other real-time test beside it
 def test_real_time_run_meets_the_targets_or_stops_early_and_never_lets_the_arm_swing(
     tmp_path: Path,
 ) -> None:

@@ -14,9 +14,6 @@ from pathlib import Path
 import pytest
 from ros_install import launch_testing_files
 
-# one colcon-built workspace (conftest) for these modules: on one xdist worker
-pytestmark = pytest.mark.xdist_group("colcon")
-
 TIMEOUT = 300.0  # s: the node loads its kernels (a cold numba cache in the workspace compiles them)
 
 

@@ -16,9 +16,6 @@ from pathlib import Path
 import pytest
 from ros_install import copy_package
 
-# one colcon-built workspace (conftest) for these modules: on one xdist worker
-pytestmark = pytest.mark.xdist_group("colcon")
-
 SCRIPTS = (
     "inverse_dynamics_node",
     "mujoco_sim_node",

@@ -27,9 +27,6 @@ from rnea_ros.algorithms.dynamics import link_pose
 from rnea_ros.model.example_robots import example_urdf_path
 from rnea_ros.testing.rosgraph import FRICTION_OFF, Driver
 
-# one colcon-built workspace (conftest) for these modules: on one xdist worker
-pytestmark = pytest.mark.xdist_group("colcon")
-
 DEMO_TIMEOUT = 900.0  # s: the lock-step demo of 12 simulated seconds (a few minutes when loaded)
 START = 180.0  # s: a node loads its kernels first (a cold numba cache in the workspace compiles them)
 PANDA = example_urdf_path("panda")

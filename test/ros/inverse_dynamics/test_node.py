@@ -18,9 +18,6 @@ from rnea_ros import RobotModel, gravity_torques, jacobian, link_pose, mass_matr
 from rnea_ros.model.example_robots import example_urdf_path
 from rnea_ros.testing.rosgraph import FRICTION_OFF, Driver, start_node, stop
 
-# the slow-loop test measures the loop period: no other real-time test beside this module
-pytestmark = pytest.mark.xdist_group("realtime")
-
 URDF = example_urdf_path("panda").read_text()
 MODEL = RobotModel.from_urdf(URDF, tip_link="panda_hand")
 NAMES = list(MODEL.joint_names)

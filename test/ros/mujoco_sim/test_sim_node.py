@@ -99,7 +99,6 @@ def probe(request):
     p.close()
 
 
-@pytest.mark.xdist_group("realtime")  # keeps real time: no other real-time test beside it
 def test_real_time_sim_is_an_effort_forward_command_controller(tmp_path, probe: Probe) -> None:
     proc = start(tmp_path, "rnea_ros.sim.sim_node", "mujoco_sim", sim_params(answer_topic=""))
     try:
