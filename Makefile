@@ -47,11 +47,15 @@ demo: $(STAMP)
 # one worker and runs the real-time tests one after the other)
 TEST_WORKERS ?= 2
 XDIST := -n $(TEST_WORKERS)
+# the modules of the tests that keep real time (mark realtime, test/conftest.py REALTIME)
+REALTIME_TESTS := test/system/test_demo.py test/ros/inverse_dynamics/test_node.py test/ros/mujoco_sim/test_sim_node.py
 
 # every test: test/unit, test/ros (real rclpy processes) and test/system (closed-loop demos,
-# colcon and pip builds); the folders mirror the package (test/conftest.py)
+# colcon and pip builds); the folders mirror the package (test/conftest.py). The real-time tests
+# run after the others, alone, so that no parallel test delays their wall clock.
 test: $(STAMP) lint
-	$(PYTEST) -q $(XDIST) test
+	$(PYTEST) -q $(XDIST) -m "not realtime" test
+	$(PYTEST) -q -m realtime $(REALTIME_TESTS)
 
 # the unit tests only: no ROS processes (test/unit, pytest mark unit)
 test-unit: $(STAMP)

@@ -15,7 +15,9 @@ anything loads rclpy (test/support/domains.py). Under `pytest -n N` (make test) 
 hands out the tests of one test/ros module as one unit, so that its module-scoped node process
 starts once on one worker; the tests that keep real time (REALTIME) run on one worker one after
 the other, as do the tests of the one colcon-built workspace (COLCON); every other test is a unit
-of its own. (pytest 9.2 ignores the nodeid suffix by which xdist's `--dist loadgroup` groups
+of its own. The real-time tests also carry the mark `realtime`: `make test` runs them after the
+parallel run, alone (`-m realtime`), so that no other test's load delays their wall clock.
+(pytest 9.2 ignores the nodeid suffix by which xdist's `--dist loadgroup` groups
 xdist_group marks, pytest-xdist issue 1386; hence a scheduler of our own.)
 """
 
@@ -50,7 +52,7 @@ KINDS = ("unit", "ros", "system")
 # Tests (nodeid prefixes below test/) that keep real time: one worker runs them one after the other
 REALTIME = (
     "system/test_demo.py::test_real_time_run",
-    "ros/inverse_dynamics/test_node.py::",  # the slow-loop test measures the loop period
+    "ros/inverse_dynamics/test_node.py::test_a_slow_loop",  # measures the loop period
     "ros/mujoco_sim/test_sim_node.py::test_real_time_sim",
 )
 # Test modules of the one colcon-built workspace (session fixture colcon_workspace): one worker
@@ -81,6 +83,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             outside.add(item.nodeid.split("::")[0])
             continue
         item.add_marker(kind)
+        if item.nodeid.split("test/", 1)[-1].startswith(REALTIME):
+            item.add_marker("realtime")
     if outside:
         raise pytest.UsageError(f"tests outside test/unit, test/ros and test/system: {sorted(outside)}")
 
