@@ -13,7 +13,7 @@ STAMP := $(VENV)/.installed
 PYTEST := $(PY) -m pytest -p no:launch_testing -p no:launch_ros
 # ROS 2 Jazzy's launch, launch_testing and ros2 command-line wheels (a ROS install's tools): when
 # this folder exists, set-up installs them into the Jazzy venv and `make test` runs the
-# ROS-install tests (test/ros_install.py); without it those tests skip. Default:
+# ROS-install tests (test/support/ros_install.py); without it those tests skip. Default:
 # shared/ros2-wheels beside the repo.
 ROS2_WHEELS ?= $(abspath $(CURDIR)/../shared/ros2-wheels)
 export ROS2_WHEELS
@@ -42,19 +42,31 @@ endif
 demo: $(STAMP)
 	$(PY) -m rnea_ros.demo $(DEMO_ARGS)
 
-# every test: unit, ros (real rclpy processes) and system (closed-loop demo, colcon build)
-test: $(STAMP) lint
-	$(PY) -m pytest -q test
+# pytest-xdist workers of `make test`, `make test-unit` and `make test-ros` (each with a
+# ROS_DOMAIN_ID of its own; test/conftest.py's scheduler keeps a test/ros module's node process on
+# one worker and runs the real-time tests one after the other)
+TEST_WORKERS ?= 2
+XDIST := -n $(TEST_WORKERS)
+# the modules of the tests that keep real time (mark realtime, test/conftest.py REALTIME)
+REALTIME_TESTS := test/system/test_demo.py test/ros/inverse_dynamics/test_node.py test/ros/mujoco_sim/test_sim_node.py
 
-# the unit tests only: no ROS processes (pytest -m unit)
+# every test: test/unit, test/ros (real rclpy processes) and test/system (closed-loop demos,
+# colcon and pip builds); the folders mirror the package (test/conftest.py). The real-time tests
+# run after the others, alone, so that no parallel test delays their wall clock.
+test: $(STAMP) lint
+	$(PYTEST) -q $(XDIST) -m "not realtime" test
+	$(PYTEST) -q -m realtime $(REALTIME_TESTS)
+
+# the unit tests only: no ROS processes (test/unit, pytest mark unit)
 test-unit: $(STAMP)
-	$(PY) -m pytest -q -m unit test
+	$(PYTEST) -q $(XDIST) test/unit
 
 # the ROS-facing tests (real rclpy processes), e.g. on another distribution's wheels:
-# `make test-ros ROS_DISTRO=kilted`; ROS_TESTS narrows them (pytest arguments)
-ROS_TESTS ?= -m ros test
+# `make test-ros ROS_DISTRO=kilted`; ROS_TESTS narrows them (pytest arguments: a folder
+# test/ros/<node>, a file, -k ...)
+ROS_TESTS ?= test/ros
 test-ros: $(STAMP)
-	$(PYTEST) -q $(ROS_TESTS)
+	$(PYTEST) -q $(XDIST) $(ROS_TESTS)
 
 # what CI runs on ROS 2 Kilted besides `make test` on Jazzy (the README says why this subset)
 test-kilted:
@@ -83,7 +95,7 @@ bench: $(STAMP)
 # The long stateful fuzz of the running node (make test runs 30 sequences of 20 steps).
 soak-sequences: $(STAMP)
 	RNEA_FUZZ_SEQUENCES=300 RNEA_FUZZ_STEPS=30 RNEA_FUZZ_RANDOM=1 $(PY) -m pytest -q -s -p no:cacheprovider \
-		test/test_fuzz_node_sequences.py
+		test/ros/inverse_dynamics/test_fuzz_node_sequences.py
 
 FORCE:
 

@@ -1,47 +1,116 @@
 """Shared fixtures, the test kinds, and the import path of the test helpers.
 
-test/ is not a package (a test/__init__.py would shadow the standard library's `test`): its
-helper modules (robot_files, pinref, and test modules other tests reuse) import as top-level
-modules, so this folder goes on sys.path whatever pytest's import mode.
+The tree mirrors the package: test/unit/<package>/test_<module>.py (no ROS processes, seconds),
+test/ros/<node>/test_*.py (real rclpy processes) and test/system/test_*.py (the closed-loop demos,
+colcon and pip builds). A test's kind (mark unit, ros or system) comes from its folder; `make
+test-unit` runs `pytest -m unit`. A test outside those folders fails the collection.
 
-Every test module declares its kind with a module-level `pytestmark`: unit (no ROS processes,
-seconds), ros (real rclpy processes) or system (the closed-loop demo, colcon builds); `make
-test-unit` runs `pytest -m unit`. A module without a kind fails the collection.
+test/ is not a package (a test/__init__.py would shadow the standard library's `test`): the
+helpers of test/support/ (robot_files, pinref, ros_install …) and test modules other tests reuse
+import as top-level modules, so test/support and every test folder go on sys.path whatever
+pytest's import mode; hence test file names are unique across the tree.
+
+Each pytest process (each pytest-xdist worker) gets a ROS_DOMAIN_ID of its own, set here before
+anything loads rclpy (test/support/domains.py). Under `pytest -n N` (make test) the scheduler below
+hands out the tests of one test/ros module as one unit, so that its module-scoped node process
+starts once on one worker; the tests that keep real time (REALTIME) run on one worker one after
+the other, as do the tests of the one colcon-built workspace (COLCON); every other test is a unit
+of its own. The real-time tests also carry the mark `realtime`: `make test` runs them after the
+parallel run, alone (`-m realtime`), so that no other test's load delays their wall clock.
+(pytest 9.2 ignores the nodeid suffix by which xdist's `--dist loadgroup` groups
+xdist_group marks, pytest-xdist issue 1386; hence a scheduler of our own.)
 """
 
 from __future__ import annotations
 
+import importlib.util
+import os
 import sys
 from pathlib import Path
 
 import pytest
 
-HERE = str(Path(__file__).resolve().parent)
-if HERE not in sys.path:
-    sys.path.insert(0, HERE)
+HERE = Path(__file__).resolve().parent
+SUPPORT = HERE / "support"
+for folder in [SUPPORT, *sorted({p.parent for p in HERE.glob("*/**/test_*.py")})]:
+    if str(folder) not in sys.path:
+        sys.path.insert(0, str(folder))
+
+from domains import domain  # noqa: E402
+
+if os.environ.get("PYTEST_XDIST_WORKER"):  # not the controller's domain, which workers inherit
+    os.environ["ROS_DOMAIN_ID"] = str(domain())
+else:
+    os.environ.setdefault("ROS_DOMAIN_ID", str(domain()))
+os.environ.setdefault("ROS_LOCALHOST_ONLY", "1")
 
 import ros_install  # noqa: E402
 from robot_files import urdf_text  # noqa: E402
 
 KINDS = ("unit", "ros", "system")
 
+# Tests (nodeid prefixes below test/) that keep real time: one worker runs them one after the other
+REALTIME = (
+    "system/test_demo.py::test_real_time_run",
+    "ros/inverse_dynamics/test_node.py::test_a_slow_loop",  # measures the loop period
+    "ros/mujoco_sim/test_sim_node.py::test_real_time_sim",
+)
+# Test modules of the one colcon-built workspace (session fixture colcon_workspace): one worker
+COLCON = ("system/test_packaging.py", "system/test_launch_files.py", "system/test_ros_install.py")
+
 # launch_testing files (a generate_test_description) run under launch_testing's own runner, from
-# test_launch_files.py; pytest does not collect them itself (launch_testing's pytest plugin does
-# not load under pytest 9, see setup.cfg)
-collect_ignore = [p.name for p in ros_install.launch_testing_files()]
+# system/test_launch_files.py; pytest does not collect them itself (launch_testing's pytest plugin
+# does not load under pytest 9, see setup.cfg)
+collect_ignore = [str(p.relative_to(HERE)) for p in ros_install.launch_testing_files()]
 
 
+def kind_of(path: Path) -> str | None:
+    """unit, ros or system: the first folder of the test file below test/ (None elsewhere)."""
+    try:
+        top = path.resolve().relative_to(HERE).parts[0]
+    except ValueError:
+        return None
+    return top if top in KINDS else None
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m selects by mark
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Refuse tests without exactly one kind (unit, ros or system)."""
-    unmarked = sorted(
-        {
-            item.nodeid.split("::")[0]
-            for item in items
-            if sum(item.get_closest_marker(kind) is not None for kind in KINDS) != 1
-        }
-    )
-    if unmarked:
-        raise pytest.UsageError(f"test modules without exactly one of the marks {KINDS}: {unmarked}")
+    """Mark every test with the kind of its folder; refuse tests outside test/{unit,ros,system}."""
+    outside = set()
+    for item in items:
+        kind = kind_of(item.path)
+        if kind is None:
+            outside.add(item.nodeid.split("::")[0])
+            continue
+        item.add_marker(kind)
+        if item.nodeid.split("test/", 1)[-1].startswith(REALTIME):
+            item.add_marker("realtime")
+    if outside:
+        raise pytest.UsageError(f"tests outside test/unit, test/ros and test/system: {sorted(outside)}")
+
+
+def work_unit(nodeid: str) -> str:
+    """The unit of work a pytest-xdist worker takes whole: "realtime", "colcon", the module of a
+    test/ros test, or else the test itself."""
+    below = nodeid.split("test/", 1)[-1]  # nodeids are relative to the repository
+    if below.startswith(REALTIME):
+        return "realtime"
+    module = below.split("::", 1)[0]
+    if module in COLCON:
+        return "colcon"
+    return module if module.startswith("ros/") else nodeid
+
+
+if importlib.util.find_spec("xdist") is not None:  # requirements-dev.txt
+
+    def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
+        from xdist.scheduler import LoadScopeScheduling
+
+        class WorkUnits(LoadScopeScheduling):
+            def _split_scope(self, nodeid: str) -> str:
+                return work_unit(nodeid)
+
+        return WorkUnits(config, log)
 
 
 @pytest.fixture(scope="session")

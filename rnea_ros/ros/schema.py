@@ -2,7 +2,7 @@
 description, bounds or choices, length rule and whether it is per joint or read-only.
 
 The same table drives the ROS declaration (`rnea_ros.ros.parameters`), validation (`validate`),
-the config YAML and the README table (checked by test/test_config.py), in the spirit of
+the config YAML and the README table (checked by test/ros/launch/test_config.py), in the spirit of
 generate_parameter_library. Integers are accepted wherever a double is expected, as ROS users
 write `1` for `1.0` in YAML and in `ros2 param set`.
 """
@@ -191,7 +191,7 @@ def _shown(value: Any) -> str:
 
 
 def markdown_table(schema: Mapping[str, Param]) -> str:
-    """The README's parameter table of a schema (test/test_config.py checks the README has it)."""
+    """The README's parameter table of a schema (test/ros/launch/test_config.py checks the README has it)."""
     rows = ["| parameter | default | meaning |", "| --- | --- | --- |"]
     for name, param in schema.items():
         flags = " (read-only)" if param.read_only else ""

@@ -35,7 +35,7 @@ NODE = "/inverse_dynamics"
 # Parameters that make the node's friction term zero whatever the URDF says: for tests whose
 # expectations are the rigid-body terms. The friction rules (feedforward along a trajectory,
 # bounded feedback at the measured loop period without one, runaway guard) are tested in
-# test_friction_node.py, test_friction_compensation.py and test_runaway_guard.py.
+# test_friction_node.py, test_compensation.py and test_runaway_guard.py.
 FRICTION_OFF = {"friction.scale": 0.0, "friction.feedforward_scale": 0.0}
 
 

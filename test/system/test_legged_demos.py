@@ -15,8 +15,6 @@ from rnea_ros.demo import main
 from rnea_ros.sim.legged_demo import FIGURES, SOLO12, TALOS, TARGET_RATIO
 from rnea_ros.sim.legged_scene import LeggedScene
 
-pytestmark = pytest.mark.system
-
 G = 9.81
 
 

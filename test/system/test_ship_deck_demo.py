@@ -7,12 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
-
 from rnea_ros.demo import main
 from rnea_ros.sim.ship_deck import CASES, TARGET_RATIO
-
-pytestmark = pytest.mark.system
 
 
 def test_imu_acceleration_gravity_meets_the_targets_on_a_ship_deck(tmp_path: Path) -> None:

@@ -7,11 +7,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-import pytest
-
 import rnea_ros
-
-pytestmark = pytest.mark.unit
 
 PACKAGE = Path(rnea_ros.__file__).parent
 SOURCES = sorted(PACKAGE.rglob("*.py"))

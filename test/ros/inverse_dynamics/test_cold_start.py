@@ -22,8 +22,6 @@ from rnea_ros.compiled.jit import HAVE_NUMBA
 from rnea_ros.model.example_robots import example_urdf_path
 from rnea_ros.testing.rosgraph import FRICTION_OFF, NODE, Driver, start_node, stop
 
-pytestmark = pytest.mark.ros
-
 URDF = example_urdf_path("panda").read_text()
 MODEL = RobotModel.from_urdf(URDF, tip_link="panda_hand")
 NAMES = list(MODEL.joint_names)

@@ -18,8 +18,6 @@ from rnea_ros import RobotModel, gravity_torques, rnea
 from rnea_ros.model.example_robots import example_urdf_path
 from rnea_ros.testing.rosgraph import FRICTION_OFF, NODE, Driver, start_node, stop
 
-pytestmark = pytest.mark.ros
-
 IMU_XYZ, IMU_RPY = (0.1, -0.05, 0.02), (0.0, 0.4, 1.5707963267948966)
 # the Panda with an IMU link fixed to its base, rotated and offset (as a deck-mounted IMU)
 PANDA = (

@@ -10,8 +10,6 @@ from floating_reference import IDS, LOADABLE, FloatingRef, relerr
 
 from rnea_ros import RneaError, base_placement, difference, integrate, link_pose, neutral
 
-pytestmark = pytest.mark.unit
-
 
 def _same_angles(a: np.ndarray, b: np.ndarray) -> float:
     """Largest difference of joint angles modulo 2π (continuous joints come back in (-π, π])."""

@@ -28,8 +28,6 @@ from rnea_ros.algorithms.contact_dynamics import (
 from rnea_ros.errors import RneaError
 from rnea_ros.model.example_robots import example_robots_dir, example_urdf_path
 
-pytestmark = pytest.mark.unit
-
 SOLO_FEET = ("FL_FOOT", "FR_FOOT", "HL_FOOT", "HR_FOOT")
 TALOS_SOLES = ("left_sole_link", "right_sole_link")
 TALOS_SOLE = (0.1, 0.065)  # half length and width (m) of TALOS's sole rectangle

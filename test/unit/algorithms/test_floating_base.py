@@ -25,8 +25,6 @@ from rnea_ros import (
 )
 from rnea_ros.model.example_robots import example_urdf_path
 
-pytestmark = pytest.mark.unit
-
 RTOL = 1e-9
 
 

@@ -13,8 +13,6 @@ from rnea_ros import RobotModel
 from rnea_ros.algorithms.contact_dynamics import Contact, ContactStatus, contact_inverse_dynamics
 from rnea_ros.model.example_robots import example_urdf_path
 
-pytestmark = pytest.mark.unit
-
 FEET = {
     "solo_description/robots/solo12.urdf": ("FL_FOOT", "FR_FOOT", "HL_FOOT", "HR_FOOT"),
     "go1_description/urdf/go1.urdf": ("FL_foot", "FR_foot", "RL_foot", "RR_foot"),

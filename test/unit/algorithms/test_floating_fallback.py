@@ -9,13 +9,10 @@ import subprocess
 import sys
 
 import numpy as np
-import pytest
 
 from rnea_ros import RobotModel, gravity_torques, jacobian, mass_matrix, nonlinear_effects, rnea
 from rnea_ros.compiled.jit import HAVE_NUMBA
 from rnea_ros.model.example_robots import example_urdf_path
-
-pytestmark = pytest.mark.unit
 
 ROBOT = "solo_description/robots/solo12.urdf"
 LINK = "FL_FOOT"

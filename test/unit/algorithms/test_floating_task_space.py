@@ -21,8 +21,6 @@ from rnea_ros import (
 )
 from rnea_ros.identification.regressor import parameter_count, regressor, standard_parameters, with_parameters
 
-pytestmark = pytest.mark.unit
-
 
 @pytest.mark.parametrize("root_joint", ["floating", "planar"])
 @pytest.mark.parametrize("path", LOADABLE, ids=IDS)

@@ -1,96 +1,86 @@
-"""The one effort law: its vocabulary, its value, and the node's cycle (one kinematics pass per
-configuration) against the per-term kernels and Pinocchio."""
+"""The node's effort law (one compiled kernel) against the same law assembled from the public API."""
 
 from __future__ import annotations
 
+import itertools
+from dataclasses import replace
+
 import numpy as np
-import pinocchio as pin
 import pytest
-from robot_files import urdf_text
 
-from rnea_ros.algorithms.dynamics import GRAVITY, wrench_arrays
-from rnea_ros.compiled import kernels as k
-from rnea_ros.control.effort_law import EffortLaw, Efforts, compute_efforts
-from rnea_ros.control.terms import COMPENSABLE, TERMS, compensable_terms
-from rnea_ros.errors import RneaError
-from rnea_ros.friction.model import Friction
+from rnea_ros import Friction, RobotModel, friction_torques, gravity_torques, jacobian, rnea
+from rnea_ros.control.effort_law import COMPENSABLE, EffortLaw, Efforts, compute_efforts
 from rnea_ros.model.example_robots import example_urdf_path
-from rnea_ros.model.robot_model import RobotModel
 
-pytestmark = pytest.mark.unit
-
-
-def test_terms_are_named_and_checked() -> None:
-    assert TERMS[:5] == COMPENSABLE and TERMS[5] == "feedback"
-    assert compensable_terms("gravity") == frozenset({"gravity"})
-    with pytest.raises(RneaError, match=r"unknown terms \['magic'\]"):
-        compensable_terms(["gravity", "magic"])
-    with pytest.raises(RneaError, match="magic"):
-        EffortLaw(compensate=frozenset({"magic"}))
+MODEL = RobotModel.from_urdf(example_urdf_path("panda").read_text(), tip_link="panda_hand")
+N = MODEL.nv
+FRICTION = Friction(np.linspace(0.1, 0.7, N), np.linspace(0.2, 0.8, N), 0.05, static=np.full(N, 1.0))
+GRAVITY = (0.3, -0.2, -9.7)
 
 
-def test_limits_scale_the_models_or_the_laws_own() -> None:
-    model = RobotModel.from_urdf(urdf_text("ur5"))
-    effort, velocity = EffortLaw(effort_limit_scale=0.5).limits(model)
-    np.testing.assert_array_equal(effort, 0.5 * model.effort_limit)
-    np.testing.assert_array_equal(velocity, model.velocity_limit)
-    effort, velocity = EffortLaw(
-        effort_limit=10.0, velocity_limit=np.arange(6.0), effort_limit_scale=2.0
-    ).limits(model)
-    np.testing.assert_array_equal(effort, np.full(6, 20.0))
-    np.testing.assert_array_equal(velocity, np.arange(6.0))
-    with pytest.raises(RneaError, match="effort_limit must be >= 0"):
-        EffortLaw(effort_limit=-1.0).limits(model)
-    with pytest.raises(RneaError, match="friction must have 6 joints"):
-        Efforts(model, EffortLaw(friction=Friction(np.zeros(2), np.zeros(2))))
+def reference(law: EffortLaw, q, qd, desired, wrench) -> dict[str, np.ndarray]:
+    """Each term from rnea, gravity_torques, friction_torques and the Jacobian; friction at the
+    desired velocity (every joint driven: compute_efforts without `driven`; the feedback rule
+    for undriven joints is tested in test_compensation.py)."""
+    q_des, qd_des, qdd_des = desired
+    qx, qdx = (q_des, qd_des) if law.use_desired_state else (q, qd)
+    zero = np.zeros(N)
+    terms = {
+        "gravity": gravity_torques(MODEL, qx, gravity=law.gravity),
+        "coriolis": rnea(MODEL, qx, qdx, zero, gravity=(0, 0, 0)),
+        "inertia": rnea(MODEL, qx, zero, qdd_des, gravity=(0, 0, 0)),
+        "friction": friction_torques(FRICTION, qd_des),
+        "wrench": jacobian(MODEL, qx, "panda_hand").T @ wrench,
+    }
+    terms = {t: v if t in law.compensate else zero for t, v in terms.items()}
+    terms["feedback"] = law.kp * (q_des - q) + law.kd * (qd_des - qd)
+    return terms
 
 
-@pytest.mark.parametrize("name", ["panda", "ur5"])
-@pytest.mark.parametrize("desired", [False, True])
-def test_one_pass_terms_equal_the_per_term_kernels_bitwise(name: str, desired: bool) -> None:
-    """model_terms after one joint_transforms gives exactly what gravity_kernel, rnea_kernel and
-    rnea_wrench_kernel give, each with its own transforms."""
-    model = RobotModel.from_urdf(urdf_text(name))
-    n, tree = model.nv, model.kernel_tree()
+@pytest.mark.parametrize("use_desired", [False, True])
+def test_every_term_and_switch_matches_the_public_api(use_desired: bool) -> None:
     rng = np.random.default_rng(3)
-    link = {"panda": "panda_hand", "ur5": "tool0"}[name]
-    wb, wd = wrench_arrays(model, {link: rng.normal(size=6)})
-    gravity = np.array([*GRAVITY, 0.0, 0.0, 0.0])
-    for _ in range(5):
-        q, qd, qdd = rng.normal(size=(3, n))
-        ws = np.zeros(n * k.WS_STRIDE)
-        out = np.zeros((k.OUT_ROWS, n))
-        switches = np.array([1, 1, 1, 1, 1, int(desired)], dtype=np.int64)
-        k.joint_transforms(tree, q, ws)
-        k.model_terms(tree, qd, qdd, gravity, switches, wb, wd, ws, out)
-        ref = np.zeros((5, n))
-        ws2 = np.zeros(n * k.WS_STRIDE)
-        zero, none3 = np.zeros(n), np.zeros(3)
-        assert k.gravity_kernel(tree, q, gravity[:3].copy(), ws2, ref[0]) == k.OK
-        assert k.rnea_kernel(tree, q, qd, zero, none3, ws2, ref[1]) == k.OK
-        assert k.rnea_kernel(tree, q, zero, qdd, none3, ws2, ref[2]) == k.OK
-        assert k.rnea_wrench_kernel(tree, q, zero, zero, none3, wb, wd, ws2, ref[4]) == k.OK
-        for row in (0, 1, 2, 4):
-            assert np.array_equal(out[row], ref[row]), (row, out[row] - ref[row])
+    for on in itertools.chain.from_iterable(
+        itertools.combinations(COMPENSABLE, r) for r in range(len(COMPENSABLE) + 1)
+    ):
+        law = EffortLaw(GRAVITY, frozenset(on), rng.uniform(0, 50, N), rng.uniform(0, 5, N), use_desired, 1e6)
+        efforts = Efforts(MODEL, replace(law, friction=FRICTION))
+        q, qd = rng.uniform(-1, 1, N), rng.normal(0, 1, N)
+        desired = (q + rng.normal(0, 0.1, N), qd + rng.normal(0, 0.1, N), rng.normal(0, 2, N))
+        wrench = rng.normal(0, 10, 6)
+        compute_efforts(efforts, q, qd, desired, {"panda_hand": wrench})
+        want = reference(law, q, qd, desired, wrench)
+        for term, value in efforts.terms.items():
+            np.testing.assert_allclose(value, want[term], rtol=1e-12, atol=1e-12, err_msg=f"{on} {term}")
+        np.testing.assert_allclose(efforts.total, sum(want.values()), rtol=1e-12, atol=1e-12)
+        assert not efforts.clamped.any()
 
 
-def test_the_cycle_equals_pinocchio_term_by_term() -> None:
-    """compute_efforts (one kinematics pass at q) against pin.computeAllTerms' g, C q̇ and M."""
-    urdf = example_urdf_path("panda")
-    model = RobotModel.from_urdf(urdf.read_text())
-    pmodel = pin.buildModelFromUrdf(str(urdf))
-    pdata = pmodel.createData()
-    n = model.nv
-    rng = np.random.default_rng(5)
-    law = EffortLaw(compensate=frozenset({"gravity", "coriolis", "inertia"}), effort_limit_scale=1e9)
-    efforts = Efforts(model, law)
-    for _ in range(5):
-        q, qd, qdd = rng.normal(size=(3, n))
-        compute_efforts(efforts, q, qd, (q, qd, qdd))
-        pin.computeAllTerms(pmodel, pdata, q, qd)
-        m = np.triu(pdata.M) + np.triu(pdata.M, 1).T
-        terms = efforts.terms
-        np.testing.assert_allclose(terms["gravity"], pdata.g, atol=1e-9)
-        np.testing.assert_allclose(terms["coriolis"], pdata.nle - pdata.g, atol=1e-9)
-        np.testing.assert_allclose(terms["inertia"], m @ qdd, atol=1e-9)
-        np.testing.assert_allclose(efforts.total, pdata.nle + m @ qdd, atol=1e-9)
+def test_total_is_clamped_to_limit_times_scale_and_flagged() -> None:
+    law = EffortLaw(kp=1000.0, effort_limit_scale=0.5)
+    efforts = Efforts(MODEL, replace(law, friction=FRICTION))
+    q = np.zeros(N)
+    q_des = np.where(np.arange(N) % 2 == 0, 1.0, 0.0)  # 1000 N m asked on even joints
+    compute_efforts(efforts, q, np.zeros(N), (q_des, np.zeros(N), np.zeros(N)))
+    raw = sum(efforts.terms.values())
+    limit = 0.5 * MODEL.effort_limit
+    np.testing.assert_array_equal(efforts.clamped, np.abs(raw) > limit)
+    assert efforts.clamped[::2].all() and not efforts.clamped[1::2].any()
+    np.testing.assert_allclose(efforts.total, np.clip(raw, -limit, limit), rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("where", ["q", "qd", "desired qdd"])
+def test_non_finite_input_raises_naming_it_instead_of_a_clamped_command(where: str) -> None:
+    efforts = Efforts(MODEL, EffortLaw(friction=FRICTION))
+    state = {"q": np.zeros(N), "qd": np.zeros(N), "desired qdd": np.zeros(N)}
+    state[where][2] = np.inf
+    with pytest.raises(ValueError, match=where):
+        compute_efforts(efforts, state["q"], state["qd"], (np.zeros(N), np.zeros(N), state["desired qdd"]))
+
+
+def test_wrong_sizes_raise() -> None:
+    efforts = Efforts(MODEL, EffortLaw(friction=FRICTION))
+    with pytest.raises(ValueError, match="7 values"):
+        compute_efforts(efforts, np.zeros(N - 1), np.zeros(N), (np.zeros(N),) * 3)
+    with pytest.raises(ValueError, match="friction"):
+        Efforts(MODEL, EffortLaw(friction=Friction(np.zeros(N + 1), np.zeros(N + 1))))

@@ -12,8 +12,6 @@ import pytest
 from rnea_ros.nodes.inverse_dynamics.params import INVERSE_DYNAMICS
 from rnea_ros.ros.schema import markdown_table
 
-pytestmark = pytest.mark.unit
-
 ROOT = Path(__file__).resolve().parents[3]
 
 

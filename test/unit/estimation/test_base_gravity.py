@@ -22,8 +22,6 @@ from rnea_ros.estimation.base_gravity import (
 )
 from rnea_ros.model.robot_model import RobotModel
 
-pytestmark = pytest.mark.unit
-
 G = 9.81
 IMU_XYZ, IMU_RPY = (0.2, -0.1, 0.05), (0.3, -0.5, 1.1)
 INERTIA = '<inertia ixx=".1" iyy=".1" izz=".1" ixy="0" ixz="0" iyz="0"/>'

@@ -11,11 +11,8 @@ import time
 from pathlib import Path
 
 import psutil
-import pytest
 
 from rnea_ros.ros.processes import die_with_parent
-
-pytestmark = pytest.mark.unit
 
 ROOT = Path(__file__).resolve().parents[3]
 

@@ -14,8 +14,6 @@ import pytest
 from rnea_ros.sim.legged_demo import SOLO12, TALOS, Robot
 from rnea_ros.sim.legged_scene import LeggedScene
 
-pytestmark = pytest.mark.unit
-
 
 @pytest.mark.parametrize("robot", [SOLO12, TALOS], ids=lambda r: r.name)
 def test_state_layout_gives_pinocchio_the_feet_mujoco_has(robot: Robot) -> None:

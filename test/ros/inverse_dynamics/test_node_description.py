@@ -1,0 +1,135 @@
+"""robot_description over the transient-local topic: late arrival, replacement, broken input,
+mimic joints, and a node started with an invalid parameter file."""
+
+from __future__ import annotations
+
+import numpy as np
+from builtin_interfaces.msg import Duration
+from std_msgs.msg import String
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+from rnea_ros import RobotModel, rnea
+from rnea_ros.model.example_robots import example_urdf_path
+from rnea_ros.testing.rosgraph import FRICTION_OFF, Driver, start_node, stop
+
+PANDA = example_urdf_path("panda").read_text()
+UR5 = example_urdf_path("ur5").read_text()
+FULL = RobotModel.from_urdf(PANDA)
+TIMEOUT = 0.5
+WARN, OK = 1, 0
+
+
+def feedforward(model: RobotModel, q, qd) -> np.ndarray:
+    return rnea(model, q, qd, np.zeros(model.nv))  # the node runs with FRICTION_OFF
+
+
+def test_late_description_replacement_broken_one_and_mimic_joints(tmp_path) -> None:
+    proc = start_node(tmp_path, {"joint_states_timeout": 1.0, **FRICTION_OFF})
+    bounds = {}
+    for text in (PANDA, UR5):
+        model = RobotModel.from_urdf(text)
+        bounds.update(zip(model.joint_names, model.effort_limit, strict=True))
+    driver = Driver("description_driver", bounds)
+    try:
+        ur5 = RobotModel.from_urdf(UR5)
+        q, qd = np.linspace(-1, 1, ur5.nv), np.linspace(0.5, -0.5, ur5.nv)
+        driver.spin(1.0)  # the node is up and has no model: no command
+        assert driver.no_command_for(driver.state(ur5.joint_names, q, qd), wait=0.5)
+        driver.description.publish(String(data=UR5))  # arrives after start-up
+        got = driver.wait_for_commands(lambda: driver.state(ur5.joint_names, q, qd))
+        assert np.allclose(got, feedforward(ur5, q, qd), atol=1e-9)
+        assert driver.latest_diagnostics()["model"].startswith("ur5")
+
+        # replaced at runtime by the whole Panda tree; the finger mimic joint follows its leader
+        panda = RobotModel.from_urdf(PANDA)
+        driver.description.publish(String(data=PANDA))
+        names = [n for n in panda.joint_names if n != "panda_finger_joint2"]
+        qp = np.linspace(0.2, 0.8, panda.nv)
+        qp[-1] = qp[-2]
+        qdp = np.linspace(-0.3, 0.3, panda.nv)
+        qdp[-1] = qdp[-2]
+        got = driver.wait_for_commands(lambda: driver.state(names, qp[:-1], qdp[:-1]))
+        assert got.shape == (panda.nv,)
+        assert np.allclose(got, feedforward(panda, qp, qdp), atol=1e-9)
+
+        # a broken description is logged and the Panda keeps running
+        driver.description.publish(
+            String(data="<robot name='broken'><link name='a'/><link name='b'/></robot>")
+        )
+        driver.spin(0.5)
+        got = driver.command_for(driver.state(names, qp[:-1], qdp[:-1]))
+        assert got is not None and np.allclose(got, feedforward(panda, qp, qdp), atol=1e-9)
+        diag = driver.latest_diagnostics()
+        assert "several root links" in diag["last_model_error"] and diag["model"].startswith("panda")
+    finally:
+        driver.close()
+        output = stop(proc)
+    assert "rejected robot description from topic robot_description: several root links" in output
+    assert "Traceback" not in output
+
+
+def test_invalid_parameter_file_fails_at_start_naming_the_parameter(tmp_path) -> None:
+    proc = start_node(tmp_path, {"gravity": [0.0, -9.81]})
+    try:
+        assert proc.wait(30) == 2
+    finally:
+        output = stop(proc)
+    assert "invalid parameter gravity: must have 3 values" in output
+
+
+def test_model_swap_under_a_running_trajectory_and_broken_descriptions(tmp_path) -> None:
+    """The sequence that ended the process: a larger model replaces the current one, then a
+    trajectory and joint_states arrive. Rejected descriptions warn for one period."""
+    proc = start_node(tmp_path, {"joint_states_timeout": TIMEOUT, **FRICTION_OFF})
+    d = Driver("swap_driver", dict(zip(FULL.joint_names, FULL.effort_limit, strict=True)))
+    try:
+        small = PANDA.replace("panda_joint7", "renamed7")  # 8 joints... then the whole 9
+        names6 = list(RobotModel.from_urdf(UR5).joint_names)
+        d.description.publish(String(data=UR5))
+        d.wait_for_commands(lambda: d.state(names6, np.zeros(6), np.zeros(6)))
+        trajectory = JointTrajectory(joint_names=names6)
+        trajectory.points = [
+            JointTrajectoryPoint(positions=[0.1] * 6, time_from_start=Duration(sec=5)),
+        ]
+        d.node.create_publisher(JointTrajectory, "/inverse_dynamics/joint_trajectory", 10).publish(trajectory)
+        d.spin(0.3)
+        for text in (PANDA, "<robot", small, PANDA):
+            d.description.publish(String(data=text))
+            d.spin(0.3)
+            traj_pub = d.node.create_publisher(JointTrajectory, "/inverse_dynamics/joint_trajectory", 10)
+            big = JointTrajectory(joint_names=list(FULL.joint_names))
+            big.points = [JointTrajectoryPoint(positions=[0.2] * 9, time_from_start=Duration(sec=3))]
+            traj_pub.publish(big)
+            traj_pub.publish(trajectory)  # for the previous model: rejected, not fatal
+            d.spin(0.3)
+            d.joint_states.publish(d.state(names6, np.zeros(6), np.zeros(6)))
+        assert proc.poll() is None
+        q, qd = np.linspace(-0.5, 0.5, 9), np.zeros(9)
+        got = d.wait_for_commands(lambda: d.state(FULL.joint_names, q, qd))
+        assert got is not None
+        # the trajectory sent after the last swap runs: its desired state feeds M q̈ and c, the
+        # measured one the rest; at rest with kp = kd = 0 the command stays finite and bounded
+        flowing = lambda: d.state(FULL.joint_names, q, qd)  # noqa: E731
+        status = d.diagnostics_while_publishing(flowing)
+        assert status["model"].startswith("panda (9 joints")
+        d.description.publish(String(data="<robot"))
+        d.spin(0.3)
+        status = d.diagnostics_while_publishing(flowing)
+        assert status["level"] == WARN and "previous model still commands" in status["message"]
+        assert "not valid XML" in status["last_model_error"]
+        d.description.publish(String(data=""))  # an empty description is rejected too
+        d.spin(0.3)
+        empty = JointTrajectory(joint_names=list(FULL.joint_names))  # cancel the trajectory
+        d.node.create_publisher(JointTrajectory, "/inverse_dynamics/joint_trajectory", 10).publish(empty)
+        d.spin(0.2)
+        got = d.command_for(d.state(FULL.joint_names, q, qd))
+        assert np.allclose(got, feedforward(FULL, q, qd), atol=1e-9)
+        d.diagnostics_while_publishing(flowing)  # the period of the rejection
+        later = d.diagnostics_while_publishing(flowing)  # the warning lasted one period
+        assert later["level"] == OK, later
+    finally:
+        d.close()
+        output = stop(proc)
+    assert proc.returncode in (0, -2)
+    assert "Traceback" not in output, output
+    assert "the running trajectory is cancelled" in output

@@ -1,0 +1,191 @@
+"""rnea_ros.ros.waitset_loop in-process with real rclpy (each test its own Context): entities
+created after start are served and the tables are rebuilt only when entities change; timers,
+services, node guard conditions and clients are served; an exception in any callback goes to the
+error handler and the loop goes on; the memory is bounded by the QoS depth; on an rclpy without
+the API, spin_waitset falls back to rclpy's default executor."""
+
+from __future__ import annotations
+
+import threading
+import time
+import types
+from collections.abc import Callable, Iterator
+
+import pytest
+import rclpy
+from diagnostic_msgs.srv import AddDiagnostics as Trigger
+from rclpy.context import Context
+from rclpy.node import Node
+from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
+from std_msgs.msg import String
+
+from rnea_ros.ros import waitset_loop
+from rnea_ros.ros.waitset_loop import WaitSetExecutor, missing_api, spin_waitset
+
+RELIABLE = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE, history=HistoryPolicy.KEEP_LAST)
+
+
+@pytest.fixture
+def context() -> Iterator[Context]:
+    ctx = Context()
+    rclpy.init(context=ctx)
+    yield ctx
+    rclpy.try_shutdown(context=ctx)
+
+
+def spin_until(executor: WaitSetExecutor, done: Callable[[], bool], timeout: float = 10.0) -> None:
+    end = time.monotonic() + timeout
+    while not done():
+        assert time.monotonic() < end, "timed out"
+        executor.spin_once(0.02)
+
+
+def matched(pub, executor: WaitSetExecutor) -> None:
+    spin_until(executor, lambda: pub.get_subscription_count() > 0)
+
+
+def test_this_rclpy_has_the_api() -> None:
+    assert missing_api() is None
+
+
+def test_entities_created_later_are_served_and_rebuilds_follow_entity_changes_only(context) -> None:
+    node, peer = Node("loop_late", context=context), Node("loop_peer", context=context)
+    executor = WaitSetExecutor(context=context)
+    executor.add_node(node)
+    got: list[str] = []
+    node.create_subscription(String, "first", lambda m: got.append(m.data), RELIABLE)
+    executor.spin_once(0)
+    pub = peer.create_publisher(String, "first", RELIABLE)
+    matched(pub, executor)
+    rebuilds = executor.rebuilds
+    for k in range(50):
+        pub.publish(String(data=f"a{k}"))
+    spin_until(executor, lambda: len(got) >= 50)
+    assert got == [f"a{k}" for k in range(50)]
+    assert executor.rebuilds == rebuilds  # 50 messages, no entity change: no rebuild
+
+    late: list[str] = []
+    ticks: list[float] = []
+    node.create_subscription(String, "second", lambda m: late.append(m.data), RELIABLE)
+    node.create_timer(0.01, lambda: ticks.append(time.monotonic()))
+    pub2 = peer.create_publisher(String, "second", RELIABLE)
+    executor.spin_once(0)
+    matched(pub2, executor)
+    assert executor.rebuilds > rebuilds  # the new subscription and timer
+    pub2.publish(String(data="late"))
+    spin_until(executor, lambda: late == ["late"] and len(ticks) >= 5)
+    rebuilds = executor.rebuilds
+    spin_until(executor, lambda: len(ticks) >= 15)
+    assert executor.rebuilds == rebuilds
+
+    sub = next(s for s in node.subscriptions if s.topic_name == "/second")
+    node.destroy_subscription(sub)
+    executor.spin_once(0)
+    assert executor.rebuilds == rebuilds + 1
+    pub2.publish(String(data="gone"))
+    pub.publish(String(data="still"))
+    spin_until(executor, lambda: got[-1] == "still")
+    assert late == ["late"]  # the destroyed subscription is no longer served
+    executor.shutdown()
+
+
+def test_services_clients_guard_conditions_and_errors(context) -> None:
+    node, peer = Node("loop_srv", context=context), Node("loop_client", context=context)
+    errors: list[tuple[str, str]] = []
+    executor = WaitSetExecutor(context=context, on_error=lambda where, text: errors.append((where, text)))
+    executor.add_node(node)
+    executor.add_node(peer)
+
+    calls: list[int] = []
+
+    def answer(request, response):
+        calls.append(1)
+        if len(calls) == 1:
+            raise RuntimeError("first call fails")
+        response.success, response.message = True, f"call {len(calls)}"
+        return response
+
+    node.create_service(Trigger, "trigger", answer)
+    client = peer.create_client(Trigger, "trigger")
+    spin_until(executor, client.service_is_ready)
+    first = client.call_async(Trigger.Request())
+    spin_until(executor, lambda: bool(calls))
+    assert errors and errors[0][0] == "service trigger" and "RuntimeError: first call fails" in errors[0][1]
+    assert not first.done()  # no answer to the failed call, and the loop goes on
+    second = client.call_async(Trigger.Request())
+    spin_until(executor, second.done)
+    assert second.result().success and second.result().message == "call 2"
+
+    fired: list[int] = []
+    guard = node.create_guard_condition(lambda: fired.append(1))
+    executor.spin_once(0)
+    guard.trigger()
+    spin_until(executor, lambda: bool(fired))
+
+    def bad_timer() -> None:
+        raise ValueError("timer fails")
+
+    node.create_timer(0.01, bad_timer)
+    spin_until(executor, lambda: sum(w == "timer" for w, _ in errors) >= 3)
+    assert all("ValueError: timer fails" in t for w, t in errors if w == "timer")
+    executor.shutdown()
+
+
+def test_memory_is_bounded_by_the_qos_depth(context) -> None:
+    """500 messages sent while the loop is busy: the loop then runs at most the subscription's
+    depth (5) of them, newest last; nothing queues in Python (an event queue would run all 500)."""
+    node, peer = Node("loop_depth", context=context), Node("loop_flood", context=context)
+    executor = WaitSetExecutor(context=context)
+    executor.add_node(node)
+    got: list[int] = []
+    qos = QoSProfile(depth=5, reliability=ReliabilityPolicy.RELIABLE, history=HistoryPolicy.KEEP_LAST)
+    node.create_subscription(String, "flood", lambda m: got.append(int(m.data)), qos)
+    pub = peer.create_publisher(String, "flood", qos)
+    matched(pub, executor)
+    for k in range(500):
+        pub.publish(String(data=str(k)))
+    time.sleep(0.5)  # delivered into the middleware's history meanwhile
+    spin_until(executor, lambda: bool(got) and got[-1] == 499)
+    end = time.monotonic() + 0.3
+    while time.monotonic() < end:
+        executor.spin_once(0.02)
+    assert 1 <= len(got) <= 5, got
+    assert got == sorted(got)
+    executor.shutdown()
+
+
+def test_falls_back_to_the_default_executor_without_the_api(context, monkeypatch) -> None:
+    """An rclpy whose implementation lacks WaitSet (another distribution): spin_waitset says so
+    and serves the node with rclpy's SingleThreadedExecutor instead, until shutdown."""
+    missing = types.SimpleNamespace(WaitSet=types.SimpleNamespace(wait=None))  # lacks the rest
+    monkeypatch.setattr(waitset_loop, "_implementation", lambda: missing)
+    assert missing_api() == "rclpy_implementation.WaitSet.clear_entities"
+    node, peer = Node("loop_fallback", context=context), Node("loop_fallback_peer", context=context)
+    got: list[str] = []
+    ticks: list[int] = []
+    node.create_subscription(String, "fb", lambda m: got.append(m.data), RELIABLE)
+    node.create_timer(0.01, lambda: ticks.append(1))
+    logged: list[str] = []
+    node.get_logger().warn = logged.append  # type: ignore[method-assign]
+    errors: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            spin_waitset(node)
+        except Exception as exc:  # noqa: BLE001 - ExternalShutdownException at the end is the normal end
+            if not isinstance(exc, rclpy.executors.ExternalShutdownException):
+                errors.append(exc)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    pub = peer.create_publisher(String, "fb", RELIABLE)
+    end = time.monotonic() + 10.0
+    while not got and time.monotonic() < end:
+        pub.publish(String(data="x"))
+        time.sleep(0.02)
+    assert got and len(ticks) > 0
+    rclpy.shutdown(context=context)
+    thread.join(5.0)
+    assert not thread.is_alive() and not errors
+    assert logged and "lacks rclpy_implementation.WaitSet.clear_entities" in logged[0]
+    assert "default executor" in logged[0]

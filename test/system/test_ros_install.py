@@ -1,0 +1,489 @@
+"""The `ros2` commands of the README and docs/*.md on a ROS 2 install: `ros2 launch` of the three
+launch files, `ros2 run`, `ros2 param` and `ros2 topic` against the running node, in a colcon-built
+workspace with its environment sourced (test/support/ros_install.py). Skips without the ROS 2 wheels.
+
+`test_every_readme_ros2_line_is_tested_or_real_robot_only` keeps this list and those pages in step.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import socket
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+from rclpy.qos import ReliabilityPolicy
+from ros_install import BIN, REPO, Background, bash, ros2, ros2_retry
+from std_msgs.msg import String
+
+from rnea_ros import RobotModel, rnea
+from rnea_ros.algorithms.dynamics import link_pose
+from rnea_ros.model.example_robots import example_urdf_path
+from rnea_ros.testing.rosgraph import FRICTION_OFF, Driver
+
+DEMO_TIMEOUT = 900.0  # s: the lock-step demo of 12 simulated seconds (a few minutes when loaded)
+START = 180.0  # s: a node loads its kernels first (a cold numba cache in the workspace compiles them)
+PANDA = example_urdf_path("panda")
+MODEL = RobotModel.from_urdf(PANDA.read_text(), tip_link="panda_hand")
+ARM = list(MODEL.joint_names)
+COMMANDS = "/effort_controller/commands"
+NODE = "/inverse_dynamics"
+WRENCH_TYPE = "geometry_msgs/msg/WrenchStamped"
+NO_DAEMON = "--no-daemon"  # no ros2 daemon outlives the test
+
+QOS_LINE = (
+    "ros2 run rnea_ros inverse_dynamics_node --ros-args --params-file config/inverse_dynamics.yaml -p qos_"
+)
+
+# Every `ros2 …` line of the code blocks of the README and docs/*.md: tested here (the test's name)
+# or an example that needs what is not here (a robot, ros2_control, rosbag2).
+README_LINES = {
+    "ros2 launch rnea_ros inverse_dynamics.launch.py urdf_file:=": "test_launch_with_urdf_file",
+    "ros2 launch rnea_ros demo.launch.py": "test_demo_launch_prints_its_table",
+    "ros2 run rnea_ros inverse_dynamics_node --ros-args": "test_run_node_with_the_package_params_file",
+    QOS_LINE: "test_qos_overrides_as_the_readme_runs_them",
+    "ros2 launch rnea_ros inverse_dynamics.launch.py ": "test_launch_with_urdf_file",
+    "ros2 launch rnea_ros trajectory_feedforward.launch.py": "test_trajectory_feedforward_launch",
+    "ros2 run rnea_ros trajectory_feedforward_node --ros-args": "test_trajectory_feedforward_launch",
+    "ros2 param set /inverse_dynamics compensate.friction false": "test_param_set_and_topic_echo",
+    "ros2 param set /inverse_dynamics effort_limit_scale 1": "test_param_set_integer_stays_double",
+    "ros2 topic pub --once /inverse_dynamics/ee_wrench": "test_wrenches_and_payload_by_message",
+    "ros2 param set /inverse_dynamics ee_wrench_frame link": "test_wrenches_and_payload_by_message",
+    "ros2 topic pub --once /inverse_dynamics/payload": "test_wrenches_and_payload_by_message",
+    "ros2 run rnea_ros inverse_dynamics_lifecycle_node --ros-args": "test_managed_node_as_the_readme_runs_it",
+    "ros2 lifecycle set /inverse_dynamics ": "test_managed_node_as_the_readme_runs_it",
+    "ros2 run controller_manager spawner": "real robot only: ros2_control is not here",
+    "ros2 bag record": "real robot only: rosbag2 is not here",
+    "ros2 run rnea_ros multisine_trajectory": "real robot only: the excitation of a real arm",
+    "ros2 topic pub --once /multisine_trajectory/start": "real robot only: starts a real arm's excitation",
+    "ros2 run rnea_ros rnea_ros_identify": "real robot only: needs a recorded rosbag2 (test_cli.py)",
+}
+
+
+def user_pages() -> list[Path]:
+    """The pages a user reads: README.md and docs/*.md."""
+    return [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+
+
+def readme_ros2_lines() -> list[str]:
+    """Every command line of the code blocks of the README and docs/*.md that runs `ros2`
+    (continued lines joined)."""
+    lines = []
+    for page in user_pages():
+        in_code = False
+        for line in re.sub(r"\\\n\s*", " ", page.read_text()).splitlines():
+            if line.startswith("```"):
+                in_code = not in_code
+            elif in_code and re.match(r"\s*(\$ )?ros2 ", line):
+                lines.append(line.strip())
+    return lines
+
+
+def test_every_readme_ros2_line_is_tested_or_real_robot_only() -> None:
+    lines = readme_ros2_lines()
+    assert len(lines) >= 10
+    unknown = [line for line in lines if not any(line.startswith(prefix) for prefix in README_LINES)]
+    assert not unknown, f"README/docs ros2 lines neither tested nor marked real-robot-only: {unknown}"
+    tests = {v for v in README_LINES.values() if v.startswith("test_")}
+    readme = [ln for page in user_pages() for ln in page.read_text().splitlines()]
+    passed_by_p = [ln for ln in readme if "-p robot_description" in ln and not ln.lstrip().startswith("#")]
+    assert not passed_by_p, f"rcl parses -p values as YAML: {passed_by_p}"
+    defined = set(globals()) | set(vars(TestInverseDynamicsLaunch))
+    assert tests <= defined, f"no such tests: {tests - defined}"
+
+
+def readme_block(heading: str) -> list[str]:
+    """The commands of the first code block after the line `heading` of the README or a docs/*.md
+    page, as written: a line continued with a backslash joined to the next (as bash reads it),
+    comment lines left out."""
+    pages = [page.read_text() for page in user_pages()]
+    found = [text for text in pages if f"\n{heading}\n" in text]
+    assert len(found) == 1, f"{heading!r} is on {len(found)} of README.md and docs/*.md, not one"
+    text = found[0]
+    block = text.split(f"\n{heading}\n", 1)[1].split("```", 2)[1].split("\n", 1)[1]
+    lines = re.sub(r"\\\n\s*", " ", block).splitlines()
+    return [line.strip() for line in lines if line.strip() and not line.lstrip().startswith("#")]
+
+
+def run_readme_line(env: dict[str, str], line: str, cwd: Path, attempts: int = 10) -> str:
+    """A README line run by bash as written; its output (it must succeed). Asked again while it
+    answers "Node not found" (the daemon's graph may still hold a node that ended, not yet the
+    new one), as a person would."""
+    for _ in range(attempts):
+        done = bash(env, line, cwd)
+        if "Node not found" not in done.stdout + done.stderr:
+            break
+        time.sleep(2.0)
+    assert done.returncode == 0, f"{line}\n{done.stdout}{done.stderr}"
+    return done.stdout + done.stderr
+
+
+def launch(env: dict[str, str], tmp: Path, *args: str) -> Background:
+    """`ros2 launch rnea_ros ARGS` in the background."""
+    log = tmp / f"launch_{time.monotonic_ns()}.log"
+    return Background([str(BIN / "ros2"), "launch", "rnea_ros", *args], env, log)
+
+
+def param(env: dict[str, str], verb: str, node: str, *args: str) -> str:
+    """The output of `ros2 param VERB --no-daemon NODE ARGS`, retried while discovery completes."""
+    done = ros2_retry(env, "param", verb, NO_DAEMON, node, *args)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout
+
+
+def echo_once(env: dict[str, str], topic: str, driver: Driver, q: np.ndarray, qd: np.ndarray) -> list[float]:
+    """`ros2 topic echo --once TOPIC` while the driver publishes the Panda arm's joint_states."""
+    echo = Background(
+        [str(BIN / "ros2"), "topic", "echo", "--once", NO_DAEMON, topic, "std_msgs/msg/Float64MultiArray"],
+        env,
+        Path(driver.log_dir) / f"echo_{time.monotonic_ns()}.log",
+    )
+    try:
+        end = time.monotonic() + 60.0
+        while echo.proc.poll() is None and time.monotonic() < end:
+            driver.joint_states.publish(driver.state(ARM, q, qd))
+            driver.spin(0.02)
+        assert echo.proc.poll() == 0, echo.output()
+        text = "\n".join(line for line in echo.output().splitlines() if not line.startswith("["))
+        return list(next(yaml.safe_load_all(text))["data"])
+    finally:
+        echo.stop()
+
+
+def diagnostics_until(driver: Driver, key: str, done, timeout: float = 60.0) -> str:
+    """The node's /diagnostics value of `key` once done(value) holds (bounded wait)."""
+    end, value = time.monotonic() + timeout, None
+    while time.monotonic() < end:
+        value = driver.latest_diagnostics(timeout=10.0).get(key)
+        if value is not None and done(value):
+            return value
+    raise AssertionError(f"/diagnostics {key}: {value!r} after {timeout} s")
+
+
+@pytest.fixture(scope="module")
+def ros2_daemon(ros_env: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """The ros2 daemon of this test's ROS domain, which the README's lines use (they run without
+    --no-daemon): started here, so that it dies with the test process and ends with the module
+    instead of being spawned, detached, by the first of those lines."""
+    import rclpy
+    from ros2cli.daemon import get_address
+
+    assert ros_env["ROS_DOMAIN_ID"] == os.environ["ROS_DOMAIN_ID"]  # get_address reads os.environ
+
+    def listening() -> bool:
+        with socket.socket() as s:
+            return s.connect_ex(get_address()) == 0
+
+    if listening():  # one of this domain is already running: the lines use it
+        yield
+        return
+    args = ["--rmw-implementation", rclpy.get_rmw_implementation_identifier()]
+    args += ["--ros-domain-id", ros_env["ROS_DOMAIN_ID"], "--timeout", "3600"]
+    log = tmp_path_factory.mktemp("ros2_daemon") / "daemon.log"
+    daemon = Background([str(BIN / "_ros2_daemon"), *args], ros_env, log)
+    try:
+        end = time.monotonic() + 60.0
+        while not listening():
+            assert daemon.proc.poll() is None and time.monotonic() < end, daemon.output()
+            time.sleep(0.2)
+        yield
+    finally:
+        daemon.stop(grace=5.0)
+
+
+def wait_until_listed(env: dict[str, str], node: str, timeout: float = 60.0) -> None:
+    """Until `ros2 node list` (the daemon's graph) shows `node` (the README's `ros2 param set`
+    and `ros2 lifecycle set` answer "Node not found" before; a node of the same name that just
+    ended may still be listed)."""
+    end, out = time.monotonic() + timeout, ""
+    while time.monotonic() < end:
+        done = ros2(env, "node", "list")
+        out = done.stdout + done.stderr
+        if node in done.stdout.split():
+            return
+        time.sleep(0.5)
+    raise AssertionError(f"{node} not in `ros2 node list` after {timeout} s: {out}")
+
+
+def inertia_matrix(inertia: dict) -> np.ndarray:
+    """geometry_msgs/Inertia's six moments given as YAML (absent ones are 0) as a 3×3 matrix."""
+    return np.array([[float(inertia.get("i" + min(a, b) + max(a, b), 0.0)) for b in "xyz"] for a in "xyz"])
+
+
+def xyz(values: dict | None) -> np.ndarray:
+    """A geometry_msgs Vector3/Point given as YAML (absent fields are 0)."""
+    return np.array([float((values or {}).get(axis, 0.0)) for axis in "xyz"])
+
+
+@pytest.fixture(scope="class")  # one node for the class
+def panda_launch(ros_env: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> Iterator[Background]:
+    tmp = tmp_path_factory.mktemp("inverse_dynamics_launch")
+    proc = launch(ros_env, tmp, "inverse_dynamics.launch.py", f"urdf_file:={PANDA}", "tip_link:=panda_hand")
+    try:
+        proc.wait_for("from parameter robot_description: 7 joints", START)
+        yield proc
+    finally:
+        code = proc.stop()
+    assert code == 0, proc.output()[-4000:]
+
+
+@pytest.fixture(scope="class")
+def driver(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Driver]:
+    d = Driver("ros_install_driver")
+    d.log_dir = str(tmp_path_factory.mktemp("echo"))  # type: ignore[attr-defined]
+    yield d
+    d.close()
+
+
+class TestInverseDynamicsLaunch:
+    """`ros2 launch rnea_ros inverse_dynamics.launch.py urdf_file:=… tip_link:=panda_hand`, one
+    node for the class."""
+
+    def test_launch_with_urdf_file(self, panda_launch: Background) -> None:
+        assert f"commands for {ARM}" in panda_launch.output()
+
+    def test_param_set_and_topic_echo(
+        self, panda_launch: Background, ros_env: dict[str, str], driver: Driver
+    ) -> None:
+        q, qd = np.linspace(-0.5, 0.5, 7), np.full(7, 0.2)
+        rigid = rnea(MODEL, q, qd, np.zeros(7))  # no trajectory: gravity + Coriolis
+        # the README's line; the friction term is then exactly zero (with it on, its measured-
+        # velocity share depends on the measured loop period)
+        assert "Set parameter successful" in param(ros_env, "set", NODE, "compensate.friction", "false")
+        assert "Boolean value is: False" in param(ros_env, "get", NODE, "compensate.friction")
+        np.testing.assert_allclose(echo_once(ros_env, COMMANDS, driver, q, qd), rigid, rtol=0, atol=1e-9)
+        # and a term that is never zero here, to see the running node follow `ros2 param set`
+        assert "Set parameter successful" in param(ros_env, "set", NODE, "compensate.gravity", "false")
+        coriolis = rigid - rnea(MODEL, q, np.zeros(7), np.zeros(7))
+        np.testing.assert_allclose(echo_once(ros_env, COMMANDS, driver, q, qd), coriolis, rtol=0, atol=1e-9)
+        assert "Set parameter successful" in param(ros_env, "set", NODE, "compensate.gravity", "true")
+
+    def test_param_set_integer_stays_double(self, panda_launch: Background, ros_env: dict[str, str]) -> None:
+        assert "Set parameter successful" in param(ros_env, "set", NODE, "effort_limit_scale", "1")
+        assert "Type: double" in param(ros_env, "describe", NODE, "effort_limit_scale")
+        assert "Double value is: 1.0" in param(ros_env, "get", NODE, "effort_limit_scale")
+
+    def test_wrenches_and_payload_by_message(
+        self,
+        panda_launch: Background,
+        ros_env: dict[str, str],
+        driver: Driver,
+        ros2_daemon: None,
+        tmp_path: Path,
+    ) -> None:
+        """The README's "Wrenches and payload by message" block, line by line as written; after
+        each, `ros2 topic echo --once` of the command against the core: rnea with the link
+        wrenches in force (root axes; a message in link axes rotated by the link's pose) on the
+        model with the payload in force. The expected state follows the messages' YAML."""
+        q, qd = np.linspace(-0.5, 0.5, 7), np.full(7, 0.2)
+        assert "Set parameter successful" in param(ros_env, "set", NODE, "compensate.friction", "false")
+        wait_until_listed(ros_env, NODE)
+        frame, wrenches, payload = "root", {}, None
+        lines = readme_block("### Wrenches and payload by message")
+        assert len(lines) >= 4, lines
+        try:
+            for line in lines:
+                out = run_readme_line(ros_env, line, tmp_path)
+                args = shlex.split(line, comments=True)
+                if args[:5] == ["ros2", "param", "set", NODE, "ee_wrench_frame"]:
+                    assert "Set parameter successful" in out, out
+                    frame = args[5]
+                else:
+                    assert args[:4] == ["ros2", "topic", "pub", "--once"], line
+                    topic, msg = args[4], yaml.safe_load(args[6]) or {}
+                    link = (msg.get("header") or {}).get("frame_id") or MODEL.tip_link
+                    if topic == f"{NODE}/ee_wrench":
+                        w = msg.get("wrench") or {}
+                        rot = np.eye(3) if frame == "root" else link_pose(MODEL, q, link)[0]
+                        wrench = np.concatenate([rot @ xyz(w.get("force")), rot @ xyz(w.get("torque"))])
+                        if wrench.any():
+                            wrenches[link] = wrench
+                        else:
+                            wrenches.pop(link, None)
+                        diagnostics_until(driver, "wrench_links", lambda v: set(v.split()) == set(wrenches))
+                    else:
+                        assert topic == f"{NODE}/payload", line
+                        i = msg.get("inertia") or {}
+                        mass = float(i.get("m", 0.0))
+                        if mass == 0:
+                            payload = None
+                            diagnostics_until(driver, "payload", lambda v: "~/payload cleared it" in v)
+                        else:
+                            payload = (link, mass, xyz(i.get("com")), inertia_matrix(i))
+                            done = f"{mass:.4g} kg on {link}"
+                            diagnostics_until(driver, "payload", lambda v, d=done: v.startswith(d))
+                model = MODEL if payload is None else MODEL.with_payload(*payload)
+                expected = rnea(model, q, qd, np.zeros(7), wrenches=dict(wrenches))
+                assert np.all(np.abs(expected) < MODEL.effort_limit), expected  # not clamped
+                got = echo_once(ros_env, COMMANDS, driver, q, qd)
+                np.testing.assert_allclose(got, expected, rtol=0, atol=1e-9, err_msg=line)
+            assert wrenches and payload is None  # the block's wrenches acted together, its payload went
+        finally:  # the node as the other tests of the class expect it: no wrench, root axes
+            for link in wrenches:  # a zero wrench clears the link's
+                zero = f"'{{header: {{frame_id: {link}}}}}'"
+                run_readme_line(
+                    ros_env, f"ros2 topic pub --once {NODE}/ee_wrench {WRENCH_TYPE} {zero}", tmp_path
+                )
+            diagnostics_until(driver, "wrench_links", lambda v: v == "")
+            param(ros_env, "set", NODE, "ee_wrench_frame", "root")
+
+
+def test_run_node_with_the_package_params_file(ros_env: dict[str, str], tmp_path: Path) -> None:
+    """The README's `ros2 run` line as written (bash, `$(ros2 pkg prefix …)`), the URDF from the
+    robot_description topic (latched, as robot_state_publisher publishes it)."""
+    line = (
+        "exec ros2 run rnea_ros inverse_dynamics_node --ros-args "
+        "--params-file $(ros2 pkg prefix --share rnea_ros)/config/inverse_dynamics.yaml "
+        "-p tip_link:=panda_hand -r ~/effort_commands:=/effort_controller/commands"
+    )
+    proc = Background(["bash", "-c", line], ros_env, tmp_path / "run.log")
+    driver = Driver("ros_run_driver")
+    try:
+        proc.wait_for("waiting for a URDF on topic robot_description", START)
+        driver.description.publish(String(data=PANDA.read_text()))
+        driver.spin(0.5)
+        out = proc.wait_for("from topic robot_description: 7 joints", 60.0)
+        assert f"commands for {ARM}" in out
+    finally:
+        driver.close()
+        code = proc.stop()
+    assert code == 0, proc.output()[-4000:]
+
+
+def test_managed_node_as_the_readme_runs_it(
+    ros_env: dict[str, str], ros2_daemon: None, tmp_path: Path
+) -> None:
+    """The README's "Managed node (lifecycle)" block as written, from the repo root (its relative
+    config/inverse_dynamics.yaml), the URDF (UR5) from the robot_description topic: nothing is
+    commanded after `configure` (joint_states subscribed, merged), the core's efforts after
+    `activate`."""
+    run, *transitions = readme_block("### Managed node (lifecycle)")
+    assert run.startswith("ros2 run rnea_ros inverse_dynamics_lifecycle_node --ros-args"), run
+    sets = [shlex.split(line, comments=True) for line in transitions]
+    assert [a[:4] for a in sets] == [["ros2", "lifecycle", "set", NODE]] * 2, transitions
+    assert [a[4] for a in sets] == ["configure", "activate"], transitions
+    model = RobotModel.from_urdf(example_urdf_path("ur5").read_text())
+    names = list(model.joint_names)
+    q, qd = np.linspace(-1.0, 1.0, model.nv), np.linspace(0.3, -0.3, model.nv)
+    proc = Background(["bash", "-c", f"exec {run}"], ros_env, tmp_path / "lifecycle.log", cwd=REPO)
+    driver = Driver("readme_lifecycle_driver", dict(zip(names, model.effort_limit, strict=True)))
+    try:
+        wait_until_listed(ros_env, NODE, START)
+        driver.description.publish(String(data=example_urdf_path("ur5").read_text()))
+        assert driver.no_command_for(driver.state(names, q, qd))  # unconfigured: no subscription
+
+        assert "Transitioning successful" in run_readme_line(ros_env, transitions[0], REPO)
+        proc.wait_for(f"from topic robot_description: {model.nv} joints", 60.0)
+        end = time.monotonic() + 30.0  # configured: joint_states subscribed (merged, not commanded)
+        while driver.joint_states.get_subscription_count() == 0 and time.monotonic() < end:
+            driver.spin(0.05)
+        assert driver.joint_states.get_subscription_count() > 0
+        assert all(r.successful for r in driver.set_parameters(FRICTION_OFF))  # rigid-body efforts
+        assert driver.no_command_for(driver.state(names, q, qd), wait=1.0)  # inactive
+
+        assert "Transitioning successful" in run_readme_line(ros_env, transitions[1], REPO)
+        got = driver.wait_for_commands(lambda: driver.state(names, q, qd), timeout=60.0)
+        np.testing.assert_allclose(got, rnea(model, q, qd, np.zeros(model.nv)), rtol=0, atol=1e-9)
+    finally:
+        driver.close()
+        code = proc.stop()
+    assert code == 0, proc.output()[-4000:]
+
+
+def test_qos_overrides_as_the_readme_runs_them(ros_env: dict[str, str], tmp_path: Path) -> None:
+    """The README's "QoS overrides" line as written, from the repo root: each overridden
+    reliability is what the graph shows for the node's publisher or subscription."""
+    (run,) = readme_block("### QoS overrides")
+    overrides = re.findall(r"-p qos_overrides\.(/[^\s.]+)\.(publisher|subscription)\.reliability:=(\w+)", run)
+    assert len(overrides) >= 2, run
+    proc = Background(["bash", "-c", f"exec {run}"], ros_env, tmp_path / "qos.log", cwd=REPO)
+    driver = Driver("readme_qos_driver")
+    try:
+        proc.wait_for("waiting for a URDF on topic robot_description", START)
+        for topic, kind, value in overrides:
+            info = driver.node.get_publishers_info_by_topic
+            if kind == "subscription":
+                info = driver.node.get_subscriptions_info_by_topic
+            end, found = time.monotonic() + 30.0, []
+            while not found and time.monotonic() < end:
+                driver.spin(0.1)
+                found = [e for e in info(topic) if e.node_name == NODE.lstrip("/")]
+            assert len(found) == 1, (topic, kind, found)
+            assert found[0].qos_profile.reliability == ReliabilityPolicy[value.upper()], (topic, kind)
+    finally:
+        driver.close()
+        code = proc.stop()
+    assert code == 0, proc.output()[-4000:]
+
+
+def test_trajectory_feedforward_launch(ros_env: dict[str, str], tmp_path: Path) -> None:
+    """`ros2 launch rnea_ros trajectory_feedforward.launch.py tip_link:=panda_hand`, the URDF from
+    the robot_description topic; `ros2 param set` of an integer keeps the double type."""
+    proc = launch(ros_env, tmp_path, "trajectory_feedforward.launch.py", "tip_link:=panda_hand")
+    driver = Driver("feedforward_launch_driver")
+    try:
+        proc.wait_for("waiting for a URDF on topic robot_description", START)
+        driver.description.publish(String(data=PANDA.read_text()))
+        out = proc.wait_for("from topic robot_description: 7 joints", 60.0)
+        assert f"trajectories for {ARM}" in out
+        node = "/trajectory_feedforward"
+        assert "Set parameter successful" in param(ros_env, "set", node, "effort_limit_scale", "2")
+        assert "Type: double" in param(ros_env, "describe", node, "effort_limit_scale")
+        assert "Double value is: 2.0" in param(ros_env, "get", node, "effort_limit_scale")
+    finally:
+        driver.close()
+        code = proc.stop()
+    assert code == 0, proc.output()[-4000:]
+
+
+# URDFs whose comments hold ": " (rcl's YAML parsing of `-p robot_description:=...` stops there)
+YAML_LIKE_COMMENTS = (
+    "ur_description/urdf/ur5_robot.urdf",
+    "solo_description/robots/solo12.urdf",
+    "tiago_description/robots/tiago.urdf",
+)
+
+
+@pytest.mark.parametrize("name", YAML_LIKE_COMMENTS)
+def test_launch_urdf_file_passes_any_urdf_as_text(ros_env: dict[str, str], tmp_path: Path, name: str) -> None:
+    """The README's user path for a URDF file, `urdf_file:=`, loads files `-p` cannot pass."""
+    path = example_urdf_path(name)
+    text = path.read_text()
+    assert any(": " in c.split("-->")[0] for c in text.split("<!--")[1:]), "no ': ' in a comment"
+    nv = RobotModel.from_urdf(text).nv
+    extra = tmp_path / "identified.yaml"  # as `identify --out-params` writes it
+    extra.write_text(yaml.safe_dump({"inverse_dynamics": {"ros__parameters": {"effort_limit_scale": 0.5}}}))
+    args = (f"urdf_file:={path}", f"extra_params_file:={extra}")
+    proc = launch(ros_env, tmp_path, "inverse_dynamics.launch.py", *args)
+    try:
+        proc.wait_for(f"from parameter robot_description: {nv} joints", START)
+        assert "Double value is: 0.5" in param(ros_env, "get", NODE, "effort_limit_scale")
+        described = param(ros_env, "get", NODE, "robot_description")
+        assert described.startswith("String value is: "), described[:200]
+        assert described.removeprefix("String value is: ").rstrip("\n") == text.rstrip("\n")
+    finally:
+        code = proc.stop()
+    assert code == 0, proc.output()[-4000:]
+
+
+def test_demo_launch_prints_its_table(ros_env: dict[str, str], tmp_path: Path) -> None:
+    """`ros2 launch rnea_ros demo.launch.py` in lock-step (every physics step waits for its
+    command: deterministic whatever the load) for 12 simulated seconds: it prints its table and
+    meets its targets, and the launch ends when the demo does."""
+    args = ("lockstep:=true", "duration:=12", "plot:=false", f"out:={tmp_path}")
+    proc = launch(ros_env, tmp_path, "demo.launch.py", *args)
+    try:
+        code = proc.wait(DEMO_TIMEOUT)
+    finally:
+        proc.stop()
+    out = proc.output()
+    assert "PD + RNEA" in out and "hold drift" in out, out[-4000:]
+    assert "ran 12 s simulated" in out and "(lock-step" in out, out[-4000:]
+    assert "all met" in out, out[-4000:]
+    assert code == 0, out[-4000:]
