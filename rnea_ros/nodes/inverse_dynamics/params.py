@@ -11,6 +11,35 @@ from rnea_ros.ros.law_params import LAW_PARAMS
 from rnea_ros.ros.model_source import MODEL_PARAMS
 from rnea_ros.ros.schema import Param, table
 
+# Gravity that follows a moving or tilted base from ~/imu (base_gravity.py). These were lost when
+# the schema moved here from ros/parameters.py; the node, its config file and its tests use them.
+IMU_PARAMS = (
+    Param(
+        "gravity_source",
+        "string",
+        "parameter",
+        "where the root-frame gravity comes from: 'parameter' (gravity), 'imu_orientation' (~/imu "
+        "orientation, |gravity| down the world z axis) or 'imu_acceleration' (~/imu specific force: "
+        "gravity minus the base's acceleration, low-passed)",
+        choices=("parameter", "imu_orientation", "imu_acceleration"),
+    ),
+    Param(
+        "imu.cutoff_frequency",
+        "double",
+        5.0,
+        "cut-off of the first-order low-pass on the imu_acceleration gravity, Hz; 0: unfiltered",
+        bounds=(0.0, 1000.0),
+    ),
+    Param(
+        "imu.timeout",
+        "double",
+        0.1,
+        "with an imu gravity_source (or base.source using ~/imu), ~/imu older than this (or stamped "
+        "this far ahead), s, is dropped and no command goes out until a fresh one; 0: no age check",
+        bounds=(0.0, 60.0),
+    ),
+)
+
 # Friction compensated from the measured velocity (no trajectory): only the inverse_dynamics node
 # closes that loop.
 FEEDBACK_FRICTION_PARAMS = (
@@ -139,6 +168,7 @@ INVERSE_DYNAMICS = table(
     (
         *MODEL_PARAMS,
         *LAW_PARAMS,
+        *IMU_PARAMS,
         *FEEDBACK_FRICTION_PARAMS,
         Param(
             "feedback.kp",
@@ -210,4 +240,4 @@ INVERSE_DYNAMICS = table(
     )
 )
 
-__all__ = ["CONTACT_PARAMS", "EFFORT_UNIT_PARAMS", "FEEDBACK_FRICTION_PARAMS", "INVERSE_DYNAMICS"]
+__all__ = ["CONTACT_PARAMS", "EFFORT_UNIT_PARAMS", "FEEDBACK_FRICTION_PARAMS", "IMU_PARAMS", "INVERSE_DYNAMICS"]
