@@ -106,6 +106,7 @@ class BaseStateInput:
         self.imu_ns = 0
         self.imu_link = ""
         self._mount: tuple[RobotModel, str, ImuMount] | None = None
+        self.rejected = {"odometry": "", "imu": ""}  # why the last message was dropped ("" if kept)
 
     @staticmethod
     def needs(params: dict) -> tuple[bool, bool]:
@@ -119,6 +120,21 @@ class BaseStateInput:
         if timeout > 0 and not -timeout <= age <= timeout:
             raise age_drop(topic, prefix, age, timeout, parameter)
         return stamp
+
+    def receive(
+        self, topic: str, model: RobotModel, params: dict, msg: Odometry | Imu, stamp: int, now_ns: int
+    ) -> None:
+        """receive_odometry (topic "odometry") or receive_imu ("imu"), remembering why a message
+        was dropped: the no-command text of a later cycle names it."""
+        try:
+            if topic == "odometry":
+                self.receive_odometry(model, params, msg, stamp, now_ns)
+            else:
+                self.receive_imu(model, params, msg, stamp, now_ns)
+        except BaseDrop as exc:
+            self.rejected[topic] = str(exc)
+            raise
+        self.rejected[topic] = ""
 
     def receive_odometry(
         self, model: RobotModel, params: dict, msg: Odometry, stamp: int, now_ns: int
@@ -204,9 +220,10 @@ class BaseStateInput:
         ):
             if not needed:
                 continue
+            why = f"; the last {topic} was dropped: {self.rejected[prefix]}" if self.rejected[prefix] else ""
             if got is None or stamp == 0:
                 raise BaseDrop(
-                    f"no_{prefix}", f"no {topic} yet (base.source {params['base.source']}): no command"
+                    f"no_{prefix}", f"no {topic} yet (base.source {params['base.source']}): no command{why}"
                 )
             timeout = params[timeout_name]
             age = (now_ns - stamp) * 1e-9
@@ -214,7 +231,7 @@ class BaseStateInput:
                 raise BaseDrop(
                     f"{prefix}_stale",
                     f"no recent {topic} (the newest is {age:.3f} s old, {timeout_name} {timeout} s): "
-                    "no command, the base state would be stale",
+                    f"no command, the base state would be stale{why}",
                 )
 
     def state(self, model: RobotModel, params: dict, now_ns: int) -> tuple[np.ndarray, np.ndarray]:

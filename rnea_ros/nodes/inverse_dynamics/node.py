@@ -373,7 +373,9 @@ class InverseDynamicsNode(Node):
             if BaseStateInput.needs(self._params)[1]:
                 try:
                     now_ns = clock_ns(self.get_clock())
-                    self._base.receive_imu(loaded.base, self._params, msg, stamp_ns(msg.header.stamp), now_ns)
+                    self._base.receive(
+                        "imu", loaded.base, self._params, msg, stamp_ns(msg.header.stamp), now_ns
+                    )
                 except BaseDrop as exc:
                     self._drop(exc.reason, str(exc))
             return
@@ -392,7 +394,7 @@ class InverseDynamicsNode(Node):
             return
         try:
             now_ns = clock_ns(self.get_clock())
-            self._base.receive_odometry(loaded.base, self._params, msg, stamp_ns(msg.header.stamp), now_ns)
+            self._base.receive("odometry", loaded.base, self._params, msg, stamp_ns(msg.header.stamp), now_ns)
         except BaseDrop as exc:
             self._drop(exc.reason, str(exc))
 
