@@ -58,6 +58,8 @@ import numpy as np
 import psutil
 import yaml
 
+from rnea_ros.ros.processes import die_with_parent
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 ROLES = str(HERE / "latency_roles.py")
@@ -122,7 +124,8 @@ def start(subject: Subject, tmp: Path, env: dict) -> None:
     subject.log = tmp / f"{subject.name}.log"
     with subject.log.open("w") as log:
         subject.proc = subprocess.Popen(
-            subject.argv, stdout=log, stderr=subprocess.STDOUT, env={**env, **subject.env}
+            subject.argv, stdout=log, stderr=subprocess.STDOUT, env={**env, **subject.env},
+            preexec_fn=die_with_parent,
         )
 
 
@@ -163,11 +166,13 @@ def run_cell(
     receiver = subprocess.Popen(
         [sys.executable, ROLES, "receive", subject.answer, str(rx_out), *pin_rx, *wait],
         stdout=subprocess.PIPE, text=True, env=env,
+        preexec_fn=die_with_parent,
     )
     publisher = subprocess.Popen(
         [sys.executable, ROLES, "publish", subject.input, str(rate), str(count), str(tx_out),
          "--spin-us", str(args.spin_us), *pin_tx],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env,
+        preexec_fn=die_with_parent,
     )
     try:
         for proc, word in ((receiver, "ready"), (publisher, "matched")):

@@ -6,7 +6,9 @@ joint_trajectory_controller follows (rnea_ros.sim.jtc_demo); `--mismatch`: a Pan
 URDF is recorded, identified and tracked with both models (rnea_ros.sim.mismatch_demo);
 `--contact`: external-torque estimation and collision detection against MuJoCo, in one process
 (rnea_ros.sim.contact_demo); `--ship-deck`: a Panda on a rolling, heaving deck with gravity from
-its IMU, in one process (rnea_ros.sim.ship_deck).
+its IMU, in one process (rnea_ros.sim.ship_deck); `--quadruped` (solo12) and `--humanoid`
+(TALOS): a legged robot standing on a MuJoCo floor with joint PD alone and with PD +
+contact-consistent inverse dynamics, in one process (rnea_ros.sim.legged_demo).
 
 A thin entry point that imports nothing from ROS or MuJoCo at import time: the demo's processes
 and supervisor live in rnea_ros.sim and are imported inside `main`. PANDA_ARM and
@@ -35,6 +37,11 @@ def main(argv: list[str] | None = None) -> int:
         from rnea_ros.sim.contact_demo import main as contact_main
 
         return contact_main([a for a in args if a != "--contact"])
+    for kind in ("quadruped", "humanoid"):
+        if f"--{kind}" in args:
+            from rnea_ros.sim.legged_demo import main as legged_main
+
+            return legged_main(kind, [a for a in args if a != f"--{kind}"])
     if "--mismatch" in args:
         from rnea_ros.sim.mismatch_demo import main as mismatch_main
 

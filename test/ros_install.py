@@ -13,7 +13,6 @@ with its whole process group.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import importlib.util
 import os
 import shutil
@@ -24,6 +23,8 @@ import time
 from pathlib import Path
 
 import pytest
+
+from rnea_ros.ros.processes import die_with_parent
 
 # a DDS domain of this test process's own, as rnea_ros.testing.rosgraph gives it
 os.environ.setdefault("ROS_DOMAIN_ID", str(100 + os.getpid() % 100))
@@ -111,10 +112,6 @@ def sourced_env(install: Path) -> dict[str, str]:
     return env
 
 
-def _die_with_parent() -> None:
-    ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-
-
 def ros2(env: dict[str, str], *args: str, timeout: float = 60.0) -> subprocess.CompletedProcess:
     """`ros2 ARGS` in `env` (its output as text); never hangs beyond `timeout`."""
     return subprocess.run(
@@ -123,7 +120,7 @@ def ros2(env: dict[str, str], *args: str, timeout: float = 60.0) -> subprocess.C
         capture_output=True,
         text=True,
         timeout=timeout,
-        preexec_fn=_die_with_parent,
+        preexec_fn=die_with_parent,
     )
 
 
@@ -137,7 +134,7 @@ def bash(env: dict[str, str], line: str, cwd: Path, timeout: float = 120.0) -> s
         capture_output=True,
         text=True,
         timeout=timeout,
-        preexec_fn=_die_with_parent,
+        preexec_fn=die_with_parent,
     )
 
 
@@ -170,7 +167,7 @@ class Background:
             text=True,
             cwd=log.parent if cwd is None else cwd,
             start_new_session=True,
-            preexec_fn=_die_with_parent,
+            preexec_fn=die_with_parent,
         )
 
     def output(self) -> str:

@@ -22,6 +22,7 @@ from rnea_ros import RobotModel
 from rnea_ros.model.example_robots import example_urdf_path
 from rnea_ros.nodes.inverse_dynamics.params import INVERSE_DYNAMICS as SPECS
 from rnea_ros.nodes.trajectory_feedforward import TRAJECTORY_FEEDFORWARD
+from rnea_ros.ros.processes import die_with_parent
 from rnea_ros.testing.rosgraph import Driver, rclpy, stop
 
 pytestmark = pytest.mark.ros
@@ -211,7 +212,9 @@ def test_node_runs_on_the_config_files(tmp_path) -> None:
     args = [sys.executable, "-m", "rnea_ros.nodes.inverse_dynamics"]
     args += ["--ros-args", "--params-file", str(NODE_CONFIG)]
     args += ["-p", "tip_link:=panda_hand", "-r", "~/effort_commands:=/effort_controller/commands"]
-    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    proc = subprocess.Popen(
+        args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, preexec_fn=die_with_parent
+    )
     model = RobotModel.from_urdf(PANDA, tip_link="panda_hand")
     driver = Driver("config_driver", dict(zip(model.joint_names, model.effort_limit, strict=True)))
     controller = []

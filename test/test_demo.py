@@ -24,6 +24,8 @@ from pathlib import Path
 import psutil
 import pytest
 
+from rnea_ros.ros.processes import die_with_parent
+
 pytestmark = pytest.mark.system
 
 DOMAIN = 100 + (os.getpid() + 37) % 100  # not this pytest process's own domain (test/rosgraph.py)
@@ -150,6 +152,7 @@ class Demo:
         self.proc = subprocess.Popen(
             demo(tmp_path, "--duration", "600", "--no-plot"),
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+            preexec_fn=die_with_parent,
         )  # fmt: skip
         self.lines: queue.Queue = queue.Queue()
         self.reader = threading.Thread(target=self._read, daemon=True)

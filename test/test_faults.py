@@ -14,6 +14,7 @@ from std_msgs.msg import String
 from test_reliability import BOUNDS, NAMES, PARAMS, PUBLISHER, QD, URDF, Q, expected
 
 from rnea_ros import RobotModel, rnea
+from rnea_ros.ros.processes import die_with_parent
 from rnea_ros.testing.rosgraph import Driver, start_node, stop
 
 pytestmark = pytest.mark.ros
@@ -21,7 +22,7 @@ pytestmark = pytest.mark.ros
 
 def _publisher() -> subprocess.Popen:
     args = [f"{n}={q}:{qd}" for n, q, qd in zip(NAMES, Q, QD, strict=True)]
-    return subprocess.Popen([sys.executable, str(PUBLISHER), "200", *args])
+    return subprocess.Popen([sys.executable, str(PUBLISHER), "200", *args], preexec_fn=die_with_parent)
 
 
 def _first_answer_after(driver: Driver, since: float, timeout: float = 20.0) -> np.ndarray:

@@ -18,6 +18,7 @@ from rcl_interfaces.srv import GetParameters, SetParameters
 
 from rnea_ros.nodes.inverse_dynamics.params import INVERSE_DYNAMICS
 from rnea_ros.nodes.trajectory_feedforward import TRAJECTORY_FEEDFORWARD
+from rnea_ros.ros.processes import die_with_parent
 from rnea_ros.ros.schema import Param
 from rnea_ros.testing.rosgraph import Driver, stop
 
@@ -100,6 +101,7 @@ def test_integers_for_doubles_are_stored_as_doubles(tmp_path: Path, node: str) -
         stdout=log,
         stderr=subprocess.STDOUT,
         text=True,
+        preexec_fn=die_with_parent,
     )
     proc.log = log  # type: ignore[attr-defined]
     driver = Driver(f"types_driver_{node}")

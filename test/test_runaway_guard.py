@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 
 from rnea_ros import Friction, RobotModel
-from rnea_ros.compiled.kernels import WS_STRIDE
+from rnea_ros.compiled.kernels import WS_STRIDE, guard_step_kernel
 from rnea_ros.control.effort_law import EffortLaw
 from rnea_ros.friction.compensation import CompensationRules
-from rnea_ros.friction.runaway_guard import G_DISSIPATED, G_INJECTED, SPEED, RunawayGuard, guard_step_kernel
+from rnea_ros.friction.runaway_guard import G_DISSIPATED, G_INJECTED, SPEED, RunawayGuard
 from rnea_ros.model.example_robots import example_urdf_path
 from rnea_ros.sim.closed_loop import Loop, coast
 from rnea_ros.sim.scenario import home_of, split_arm

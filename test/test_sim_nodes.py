@@ -24,6 +24,7 @@ from trajectory_msgs.msg import JointTrajectory
 
 from rnea_ros import RobotModel, gravity_torques, mass_matrix
 from rnea_ros.model.example_robots import example_urdf_path
+from rnea_ros.ros.processes import die_with_parent
 from rnea_ros.testing.rosgraph import stop  # sets ROS_DOMAIN_ID and ROS_LOCALHOST_ONLY before rclpy.init
 
 pytestmark = pytest.mark.ros
@@ -40,7 +41,9 @@ def start(tmp: Path, module: str, node: str, params: dict) -> subprocess.Popen:
     path = tmp / f"{node}_{time.monotonic_ns()}.yaml"
     path.write_text(yaml.safe_dump({node: {"ros__parameters": params}}))
     args = [sys.executable, "-m", module, "--ros-args", "--params-file", str(path)]
-    return subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    return subprocess.Popen(
+        args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, preexec_fn=die_with_parent
+    )
 
 
 def sim_params(**extra) -> dict:

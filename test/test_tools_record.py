@@ -18,7 +18,7 @@ from joint_state_source import NAMES, values
 from rosbags.rosbag2 import Reader
 
 from rnea_ros.identification.bag import read_joint_states
-from rnea_ros.sim.processes import _die_with_parent
+from rnea_ros.ros.processes import die_with_parent
 
 pytestmark = pytest.mark.ros
 
@@ -30,7 +30,7 @@ def start(args: list[str], log: Path | None = None) -> subprocess.Popen:
     out = subprocess.PIPE if log is None else log.open("w")
     return subprocess.Popen(
         [sys.executable, *args], stdout=out, stderr=subprocess.STDOUT, env=ENV,
-        preexec_fn=_die_with_parent,
+        preexec_fn=die_with_parent,
     )  # fmt: skip
 
 

@@ -28,6 +28,7 @@ from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from rnea_ros import Friction, friction_torques
+from rnea_ros.ros.processes import die_with_parent
 from rnea_ros.testing.rosgraph import rclpy, stop
 from rnea_ros.trajectory.efforts import resample
 from rnea_ros.trajectory.sampling import TrajectorySampler
@@ -64,7 +65,8 @@ def start_file(path: Path, *extra: str, env: dict | None = None) -> subprocess.P
     args = [sys.executable, "-m", "rnea_ros.nodes.trajectory_feedforward", "--ros-args"]
     args += ["--params-file", str(path), "-r", f"~/trajectory_out:={OUT}", *extra]
     return subprocess.Popen(
-        args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env or os.environ.copy()
+        args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env or os.environ.copy(),
+        preexec_fn=die_with_parent,
     )
 
 

@@ -3,18 +3,12 @@ all (SIGINT, then SIGKILL), every wait bounded; a child gets SIGINT when the dem
 
 from __future__ import annotations
 
-import contextlib
-import ctypes
 import signal
 import subprocess
 import sys
 from pathlib import Path
 
-
-def _die_with_parent() -> None:
-    """In a child: get SIGINT when the demo dies, even by SIGKILL (Linux)."""
-    with contextlib.suppress(OSError):
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGINT)  # PR_SET_PDEATHSIG
+from rnea_ros.ros.processes import parent_death_signal
 
 
 class Processes:
@@ -32,7 +26,7 @@ class Processes:
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
-                preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None,
+                preexec_fn=parent_death_signal(signal.SIGINT),
             )
 
     def check(self) -> None:

@@ -17,6 +17,8 @@ from pathlib import Path
 import numpy as np
 import yaml
 
+from rnea_ros.ros.processes import die_with_parent
+
 os.environ.setdefault("ROS_DOMAIN_ID", str(100 + os.getpid() % 100))
 os.environ.setdefault("ROS_LOCALHOST_ONLY", "1")
 
@@ -62,7 +64,7 @@ def start_node(
         args += ["-r", remap]
     # Into a file, not a pipe: a long test would fill a pipe nobody reads and block the node.
     log = path.with_suffix(".log").open("w+")
-    proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, text=True)
+    proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, text=True, preexec_fn=die_with_parent)
     proc.log = log  # type: ignore[attr-defined]
     return proc
 
