@@ -53,7 +53,7 @@ OSQP in bench/contact_qp.py.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import Enum
 
@@ -444,6 +444,7 @@ def contact_inverse_dynamics(
     contacts: Sequence[Contact],
     *,
     gravity: npt.ArrayLike = GRAVITY,
+    wrenches: Mapping[str, npt.ArrayLike] | None = None,
 ) -> ContactSolution:
     """solve_contact_forces on a RobotModel with a floating or planar root joint.
 
@@ -452,6 +453,8 @@ def contact_inverse_dynamics(
     jacobian(model, q, link) (6×nv, world axes, about the link origin, linear first): the first 3
     for a point, all 6 for a 6d contact, so normals and tangents are in world axes. A 6d contact
     with half_extents and no tangent takes its link's x axis (link_pose) as the rectangle's t₁.
+    wrenches: link → the wrench [f, m about the link origin] that link exerts on its environment
+    (not a contact), world axes, added to h as J_linkᵀ F (as rnea's wrenches); None: none.
     RneaError for a fixed root (no unactuated rows: the contact forces are not determined)."""
     root = getattr(model, "root_joint", "fixed")
     n_base = ROOT_ROWS.get(root)
@@ -474,4 +477,9 @@ def contact_inverse_dynamics(
         placed.append(c)
     m = mass_matrix(model, q)
     h = nonlinear_effects(model, q, v, gravity=gravity)
+    for link, wrench in (wrenches or {}).items():
+        if link not in model.link_frames:
+            raise RneaError(f"wrench on '{link}': not a link of the model")
+        w = _matrix(wrench, f"wrench on '{link}'", (6,))
+        h = h + jacobian(model, q, link).T @ w
     return solve_contact_forces(m, h, a, placed, jacs, n_base=n_base)

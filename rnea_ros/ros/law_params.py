@@ -153,7 +153,7 @@ def with_armature(model: RobotModel, params: Mapping, output: np.ndarray) -> Rob
         return model
     if armature.size not in (1, output.size):
         raise ParameterError("armature", f"must have 1 or {output.size} values")
-    full = np.zeros(model.nv)
+    full = np.zeros(model.njoints)  # = nv with a fixed root
     full[output] = armature
     return model.with_armature(full)
 

@@ -47,14 +47,16 @@ PARAMETER_SOURCE = "parameter robot_description"
 TOPIC_SOURCE = "topic robot_description"
 
 
-def model_from_urdf(xml: str, params: Mapping) -> RobotModel:
-    """The model of a URDF as root_link, tip_link and strict_model select it; URDFError naming
-    the link or joint at fault."""
+def model_from_urdf(xml: str, params: Mapping, root_joint: str | None = None) -> RobotModel:
+    """The model of a URDF as root_link, tip_link and strict_model select it, with `root_joint`
+    ("fixed", "floating", "planar"; None: the URDF's own, see RobotModel.from_urdf); URDFError
+    naming the link or joint at fault."""
     return RobotModel.from_urdf(
         xml,
         root_link=params["root_link"] or None,
         tip_link=params["tip_link"] or None,
         strict=params["strict_model"],
+        root_joint=root_joint,
     )
 
 

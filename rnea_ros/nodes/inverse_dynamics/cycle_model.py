@@ -7,11 +7,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from rnea_ros.algorithms.contact_dynamics import Contact
 from rnea_ros.algorithms.dynamics import link_pose
 from rnea_ros.control.effort_law import EffortLaw, Efforts
+from rnea_ros.control.floating_efforts import FloatingEfforts
 from rnea_ros.errors import ParameterError
 from rnea_ros.friction.compensation import CompensationRules
 from rnea_ros.model.robot_model import RobotModel
+from rnea_ros.nodes.inverse_dynamics.contact_params import contacts_of
 from rnea_ros.nodes.inverse_dynamics.effort_units import EffortUnits, effort_units
 from rnea_ros.nodes.inverse_dynamics.overrides import NONE, Overrides
 from rnea_ros.ros.law_params import compensated, ee_wrench, friction_of, with_armature, with_payload
@@ -33,6 +36,10 @@ class CycleModel:
     overrides: Overrides = NONE  # the ~/ee_wrench and ~/payload messages in force
     payload_source: str = "parameters"  # where model.payload comes from: 'parameters' or 'topic'
     units: EffortUnits | None = None  # effort_unit of the output joints (None: all joint torque)
+    # root_joint floating or planar: the contact-consistent law (its `efforts` is `efforts`) and
+    # the contacts of contacts.* (all of them; ~/contact_state masks them); None, (): a fixed root
+    floating: FloatingEfforts | None = None
+    contacts: tuple[Contact, ...] = ()
 
     def wrenches(self, q: np.ndarray) -> dict[str, np.ndarray] | None:
         """The wrenches of this cycle (root axes) for `compute_efforts`: None when only the
@@ -84,6 +91,7 @@ def build_cycle_model(
     params: dict,
     overrides: Overrides | None = None,
     previous: tuple[CycleModel, dict] | None = None,
+    floating: RobotModel | None = None,
 ) -> CycleModel:
     """Combine a parsed model with the parameters; ValueError naming the parameter at fault.
 
@@ -91,6 +99,9 @@ def build_cycle_model(
     previous: the cycle model this one replaces for the same model, with its parameters: the friction
     state carries over (loop period, last sample, runaway guard; the guard re-armed when a
     compensate.friction or friction.* parameter changed).
+    floating: the model of the same URDF with the floating or planar root joint (root_joint), whose
+    joints are `base`'s: the model terms come from contact-consistent inverse dynamics over the
+    contacts.* contacts (rnea_ros.control.floating_efforts); None: a fixed root.
     """
     joints, output = output_joints(base, params)
     overrides = overrides or NONE
@@ -119,7 +130,21 @@ def build_cycle_model(
         friction=friction_of(model, params, output),
         wrenches=wrench_root,
     )
-    efforts = Efforts(model, law)
+    floating_law: FloatingEfforts | None = None
+    contacts: tuple[Contact, ...] = ()
+    if floating is not None:
+        if params["gravity_source"] != "parameter":
+            raise ParameterError(
+                "gravity_source",
+                f"must be 'parameter' with root_joint {floating.root_joint}: gravity is the world's "
+                "(the frame of ~/odometry); ~/imu gives the base's orientation (base.source)",
+            )
+        moving = with_armature(with_payload(floating, params, overrides.payload), params, output)
+        contacts = contacts_of(params, moving)
+        floating_law = FloatingEfforts(moving, model, law)
+        efforts = floating_law.efforts
+    else:
+        efforts = Efforts(model, law)
     if previous is not None:
         old, old_params = previous
         friction_params = [n for n in params if n.startswith(FRICTION_STATE_PARAMS)]
@@ -129,5 +154,6 @@ def build_cycle_model(
     source = "topic" if overrides.payload is not None else "parameters"
     units = effort_units(params, joints, output, base.nv)
     return CycleModel(
-        model, efforts, output, joints, wrench_root, wrench_local, in_order, overrides, source, units
-    )
+        model, efforts, output, joints, wrench_root, wrench_local, in_order, overrides, source, units,
+        floating_law, contacts,
+    )  # fmt: skip

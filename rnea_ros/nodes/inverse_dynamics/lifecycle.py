@@ -8,7 +8,8 @@ The same node (topics, parameters, rules), driven by the ROS 2 lifecycle state m
 - activate: commands on every joint_states, as the plain node does.
 - deactivate: stops commanding and publishes ONE hold command: the gravity term alone
   (gravity or, with gravity_source imu_*, the newest IMU gravity; payload, compensate.gravity,
-  clamped like any command) at the last measured state.
+  clamped like any command) at the last measured state; with a floating or planar root, the
+  last cycle's contact-consistent model term (floating_base_node.md).
   A forward command controller holds the last effort it got; the full last command would keep
   pushing with its inertia, Coriolis, friction and PD parts as if the arm were still moving,
   and zeros would drop the arm; gravity alone holds a resting arm where it is. Without a
@@ -106,7 +107,12 @@ class InverseDynamicsLifecycleNode(LifecycleNodeMixin, InverseDynamicsNode):
             return
         cycle, params = loaded.cycle, self._params
         tau = np.zeros(cycle.model.nv)
-        if params["compensate.gravity"]:
+        if cycle.floating is not None:  # a floating base: the last contact-consistent model term
+            if cycle.floating.solution is None:
+                self.get_logger().info("deactivated before any contact-consistent cycle: no hold command")
+                return
+            tau = cycle.efforts.terms["gravity"].copy()
+        elif params["compensate.gravity"]:
             gravity = self._imu.latest(params)  # gravity_source imu_*: the base's newest
             tau = gravity_torques(cycle.model, state[0], gravity=gravity)
         limit = cycle.model.effort_limit * params["effort_limit_scale"]

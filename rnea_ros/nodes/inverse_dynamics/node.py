@@ -20,22 +20,27 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from geometry_msgs.msg import InertiaStamped, WrenchStamped
+from nav_msgs.msg import Odometry
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
 from rclpy.publisher import Publisher
 from rclpy.qos import QoSProfile
 from sensor_msgs.msg import Imu, JointState
-from std_msgs.msg import Float64, Float64MultiArray
+from std_msgs.msg import Float64, Float64MultiArray, UInt8MultiArray
 from trajectory_msgs.msg import JointTrajectory
 
 from rnea_ros.algorithms.task_space import tip_apparent_mass
 from rnea_ros.control.effort_law import compute_efforts
+from rnea_ros.control.floating_efforts import compute_floating_efforts
 from rnea_ros.control.terms import TERMS
 from rnea_ros.errors import ParameterError, TrajectoryInPastError, URDFError
 from rnea_ros.model.robot_model import RobotModel
 from rnea_ros.nodes.inverse_dynamics import contact
 from rnea_ros.nodes.inverse_dynamics.base_gravity import ImuDrop, ImuGravity
+from rnea_ros.nodes.inverse_dynamics.base_state import BaseDrop, BaseStateInput
+from rnea_ros.nodes.inverse_dynamics.contact_forces import ContactOutputs
+from rnea_ros.nodes.inverse_dynamics.contact_params import contacts_of
 from rnea_ros.nodes.inverse_dynamics.cycle_model import CycleModel, build_cycle_model
 from rnea_ros.nodes.inverse_dynamics.diagnostics import (
     SCALED,
@@ -81,10 +86,11 @@ class Loaded:
     joint cache's arrays aside, which only the joint_states callback writes, and the desired
     state, which the trajectory callback feeds and the cycle samples)."""
 
-    base: RobotModel
+    base: RobotModel  # the joints' model, its root link fixed (root_joint fixed: the model)
     cycle: CycleModel
     cache: JointStateCache
     desired: DesiredState
+    floating: RobotModel | None = None  # root_joint floating or planar: the model with it
     layouts: dict[tuple[str, ...], Layout] = field(default_factory=dict)
     # q̈_des 0 and no joint driven, without a trajectory: per model, not per cycle (only read;
     # writable, as numba compiles other signatures for read-only arrays)
@@ -114,6 +120,8 @@ class InverseDynamicsNode(Node):
         self.stats = CycleStats()
         self._contact = contact.ContactMonitor(self)
         self._imu = ImuGravity()  # gravity_source imu_*: the gravity from ~/imu
+        self._base = BaseStateInput()  # root_joint floating | planar: ~/odometry and ~/imu
+        self._contacts = ContactOutputs(self)  # root_joint floating | planar: contacts out
         self.add_pre_set_parameters_callback(parameters.as_schema_types(INVERSE_DYNAMICS))
         self.add_on_set_parameters_callback(self._on_set_parameters)
         self.add_post_set_parameters_callback(self._guard("parameters", self._on_parameters_set))
@@ -148,6 +156,13 @@ class InverseDynamicsNode(Node):
         self.create_subscription(WrenchStamped, "~/ee_wrench", guard("ee_wrench", self._on_wrench), 10)
         self.create_subscription(Imu, "~/imu", guard("imu", self._on_imu), JOINT_STATES_QOS)
         self.create_subscription(InertiaStamped, "~/payload", guard("payload", self._on_payload), 10)
+        if self._params["root_joint"] != "fixed":  # base state and contacts (floating_base_node.md)
+            self.create_subscription(
+                Odometry, "~/odometry", guard("odometry", self._on_odometry), JOINT_STATES_QOS
+            )
+            self.create_subscription(
+                UInt8MultiArray, "~/contact_state", guard("contact_state", self._on_contact_state), 10
+            )
         self.create_timer(self._params["diagnostics_period"], guard("diagnostics", self._publish_diagnostics))
         self._listened: list[tuple[str | None, Publisher]] = []  # (term or None for the total, publisher)
         self._find_listeners()
@@ -194,7 +209,9 @@ class InverseDynamicsNode(Node):
         if not self._kernels.ready:
             if source == PARAMETER_SOURCE:
                 try:
-                    model_from_urdf(xml, self._params)
+                    model_from_urdf(xml, self._params, "fixed")
+                    if self._params["root_joint"] != "fixed":
+                        model_from_urdf(xml, self._params, self._params["root_joint"])
                 except URDFError as exc:
                     raise ParameterError("robot_description", str(exc)) from None
             self._deferred = (xml, source)
@@ -219,13 +236,16 @@ class InverseDynamicsNode(Node):
         """The Loaded state of a description with the current parameters (and the message
         overrides it keeps); ValueError naming the link, joint or parameter at fault."""
         params, old = self._params, self._loaded
-        base = model_from_urdf(xml, params)
-        cycle, override = self._cycle_for(base, params)
+        base = model_from_urdf(xml, params, "fixed")
+        floating = (
+            None if params["root_joint"] == "fixed" else model_from_urdf(xml, params, params["root_joint"])
+        )
+        cycle, override = self._cycle_for(base, params, floating)
         if old is not None:
             per_joint_parameters_fit(params, old.cycle.output_names, cycle.output_names, INVERSE_DYNAMICS)
         contact.check(params, cycle.model, len(cycle.output_names))
         cache = JointStateCache(cycle.model, old.cache if old else None)
-        return Loaded(base, cycle, cache, DesiredState(cycle.model.nv)), override
+        return Loaded(base, cycle, cache, DesiredState(cycle.model.nv), floating=floating), override
 
     def _install(self, built: tuple[Loaded, Overrides], source: str) -> None:
         old = self._loaded
@@ -244,17 +264,19 @@ class InverseDynamicsNode(Node):
                 f"robot description: {warning} (loaded as written; strict_model refuses it)"
             )
 
-    def _cycle_for(self, base: RobotModel, params: dict) -> tuple[CycleModel, Overrides]:
+    def _cycle_for(
+        self, base: RobotModel, params: dict, floating: RobotModel | None = None
+    ) -> tuple[CycleModel, Overrides]:
         """The cycle model of a new model; message wrenches and payload that do not fit it are dropped."""
         overrides, dropped = self._overrides.fitting(base)
         for text in dropped:
             self.get_logger().warning(f"{text}: dropped with the model change")
         if overrides != NONE:
             try:
-                return build_cycle_model(base, params, overrides), overrides
+                return build_cycle_model(base, params, overrides, floating=floating), overrides
             except ValueError as exc:
                 self.get_logger().warning(f"~/ee_wrench and ~/payload dropped with the model change: {exc}")
-        return build_cycle_model(base, params, NONE), NONE
+        return build_cycle_model(base, params, NONE, floating=floating), NONE
 
     # --- parameters -----------------------------------------------------------------------
 
@@ -265,7 +287,11 @@ class InverseDynamicsNode(Node):
             new = _checked(parameters.proposed(INVERSE_DYNAMICS, self._params, params, n))
             override = self._overrides.after_parameters((p.name for p in params), new["tip_link"] or None)
             previous = None if loaded is None else (loaded.cycle, self._params)
-            cycle = None if loaded is None else build_cycle_model(loaded.base, new, override, previous)
+            cycle = (
+                None
+                if loaded is None
+                else build_cycle_model(loaded.base, new, override, previous, floating=loaded.floating)
+            )
             contact.check(new, None if cycle is None else cycle.model, n)
         except ValueError as exc:
             self.get_logger().warn(f"parameters rejected: {exc}")
@@ -330,7 +356,9 @@ class InverseDynamicsNode(Node):
     def _apply_overrides(self, loaded: Loaded, overrides: Overrides, reason: str) -> bool:
         """Swap in the cycle model with new message overrides, whole; rejected with a reason if it fails."""
         try:
-            cycle = build_cycle_model(loaded.base, self._params, overrides, (loaded.cycle, self._params))
+            cycle = build_cycle_model(
+                loaded.base, self._params, overrides, (loaded.cycle, self._params), floating=loaded.floating
+            )
         except ValueError as exc:
             self._drop(reason, f"{exc}: rejected")
             return False
@@ -338,8 +366,19 @@ class InverseDynamicsNode(Node):
         return True
 
     def _on_imu(self, msg: Imu) -> None:
-        """The base's IMU, for gravity_source imu_* (base_gravity.py); ignored otherwise."""
+        """The base's IMU: its orientation and angular velocity with a floating root and base.source
+        *imu (base_state.py); its gravity for gravity_source imu_* (base_gravity.py); else ignored."""
         loaded = self._loaded
+        if loaded is not None and loaded.floating is not None:
+            if BaseStateInput.needs(self._params)[1]:
+                try:
+                    now_ns = clock_ns(self.get_clock())
+                    self._base.receive(
+                        "imu", loaded.base, self._params, msg, stamp_ns(msg.header.stamp), now_ns
+                    )
+                except BaseDrop as exc:
+                    self._drop(exc.reason, str(exc))
+            return
         if loaded is None or not ImuGravity.active(self._params):
             return
         try:
@@ -347,6 +386,27 @@ class InverseDynamicsNode(Node):
             self._imu.receive(loaded.base, self._params, msg, stamp_ns(msg.header.stamp), now_ns)
         except ImuDrop as exc:
             self._drop(exc.reason, str(exc))
+
+    def _on_odometry(self, msg: Odometry) -> None:
+        """The floating base's pose and twist (base_state.py); ignored with base.source imu."""
+        loaded = self._loaded
+        if loaded is None or loaded.floating is None or not BaseStateInput.needs(self._params)[0]:
+            return
+        try:
+            now_ns = clock_ns(self.get_clock())
+            self._base.receive("odometry", loaded.base, self._params, msg, stamp_ns(msg.header.stamp), now_ns)
+        except BaseDrop as exc:
+            self._drop(exc.reason, str(exc))
+
+    def _on_contact_state(self, msg: UInt8MultiArray) -> None:
+        """Which contacts of contacts.links are closed, in that order (contact_forces.py)."""
+        loaded = self._loaded
+        if loaded is None or loaded.floating is None:
+            return
+        try:
+            self._contacts.receive_mask(loaded.cycle.contacts, msg)
+        except ValueError as exc:
+            self._drop("bad_contact_state", f"{exc}: dropped")
 
     def _on_trajectory(self, msg: JointTrajectory) -> None:
         """A trajectory for some model joints, timed as joint_trajectory_controller does (see
@@ -468,12 +528,26 @@ class InverseDynamicsNode(Node):
                 self._drop("bad_trajectory", "~/joint_trajectory cancelled: its desired state is not finite")
         # the state's time: loop period (friction bound, runaway guard, feedback bound) and age
         stamp = stamp_ns(msg.header.stamp) or now_ns
+        floating = cycle.floating
+        if floating is not None:  # the base's state, fresh, or no command
+            try:
+                base_q, base_v = self._base.state(floating.floating, self._params, now_ns)
+            except BaseDrop as exc:
+                self._drop(exc.reason, str(exc))
+                return
         try:  # non-finite desired state or result: ValueError naming it, no command
             wrenches = cycle.wrenches(q)
-            efforts = compute_efforts(
-                cycle.efforts, q, qd, desired, wrenches, driven=driven, t=stamp * 1e-9,
-                delay=(now_ns - stamp) * 1e-9,
-            )  # fmt: skip
+            if floating is None:
+                efforts = compute_efforts(
+                    cycle.efforts, q, qd, desired, wrenches, driven=driven, t=stamp * 1e-9,
+                    delay=(now_ns - stamp) * 1e-9,
+                )  # fmt: skip
+            else:
+                efforts = compute_floating_efforts(
+                    floating, base_q, base_v, q, qd, desired, self._contacts.active(cycle.contacts),
+                    cycle.wrench_root if wrenches is None else wrenches, driven=driven, t=stamp * 1e-9,
+                    delay=(now_ns - stamp) * 1e-9,
+                )  # fmt: skip
         except ValueError as exc:
             self._drop("not_finite", f"joint_states not used: {exc}")
             return
@@ -497,6 +571,14 @@ class InverseDynamicsNode(Node):
             self._log.warn("clamped", text)
         if efforts.feedback_scale.min() < SCALED:
             self._log.warn("feedback_scaled", feedback_scaled_text(cycle))
+        if floating is not None and floating.solution is not None:  # after the command
+            solution = floating.solution
+            self._contacts.publish(
+                floating.floating, floating.q_full, cycle.contacts, solution, msg.header,
+                self._params["contacts.marker_scale"],
+            )  # fmt: skip
+            if solution.message:
+                self._log.warn("contacts_infeasible", f"no admissible contact force: {solution.message}")
         if self._params["observer.enabled"]:  # after the command: the robot does not wait for it
             cache = loaded.cache
             fresh = cache.effort_stamp == cache.stamp
@@ -565,6 +647,11 @@ class InverseDynamicsNode(Node):
         now = self.get_clock().now()
         statuses = [self._diagnostic_status(now.nanoseconds)]
         statuses[0].values.extend(self._imu.values(self._params, now.nanoseconds))
+        loaded = self._loaded
+        if self._params["root_joint"] != "fixed":
+            statuses[0].values.extend(self._base.values(self._params, now.nanoseconds))
+            contacts = () if loaded is None else loaded.cycle.contacts
+            statuses.append(self._contacts.status(self.get_fully_qualified_name(), len(contacts)))
         if self._params["observer.enabled"]:
             statuses.append(self._contact.status(self.get_fully_qualified_name()))
         diagnostics.publish(self._diag_pub, now.to_msg(), statuses)
@@ -631,6 +718,14 @@ def _checked(params: dict) -> dict:
         )
     if not any(params["tip_apparent_mass.direction"]):
         raise ParameterError("tip_apparent_mass.direction", "must not be zero")
+    if params["root_joint"] != "fixed":
+        contacts_of(params, None)  # the contacts.* parameters agree with each other
+        if params["gravity_source"] != "parameter":
+            raise ParameterError(
+                "gravity_source",
+                f"must be 'parameter' with root_joint {params['root_joint']}: gravity is the world's "
+                "(the frame of ~/odometry); ~/imu gives the base's orientation (base.source)",
+            )
     return params
 
 

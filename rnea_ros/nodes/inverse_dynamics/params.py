@@ -11,6 +11,121 @@ from rnea_ros.ros.law_params import LAW_PARAMS
 from rnea_ros.ros.model_source import MODEL_PARAMS
 from rnea_ros.ros.schema import Param, table
 
+# Gravity that follows a moving or tilted base from ~/imu (base_gravity.py). These were lost when
+# the schema moved here from ros/parameters.py; the node, its config file and its tests use them.
+IMU_PARAMS = (
+    Param(
+        "gravity_source",
+        "string",
+        "parameter",
+        "where the root-frame gravity comes from: 'parameter' (gravity), 'imu_orientation' (~/imu "
+        "orientation, |gravity| down the world z axis) or 'imu_acceleration' (~/imu specific force: "
+        "gravity minus the base's acceleration, low-passed)",
+        choices=("parameter", "imu_orientation", "imu_acceleration"),
+    ),
+    Param(
+        "imu.cutoff_frequency",
+        "double",
+        5.0,
+        "cut-off of the first-order low-pass on the imu_acceleration gravity, Hz; 0: unfiltered",
+        bounds=(0.0, 1000.0),
+    ),
+    Param(
+        "imu.timeout",
+        "double",
+        0.1,
+        "with an imu gravity_source (or base.source using ~/imu), ~/imu older than this (or stamped "
+        "this far ahead), s, is dropped and no command goes out until a fresh one; 0: no age check",
+        bounds=(0.0, 60.0),
+    ),
+)
+
+# A floating or planar base (docs/floating_base_node.md): the root joint, the base state from
+# ~/odometry and ~/imu, the contacts (base_state.py, contacts.py).
+FLOATING_PARAMS = (
+    Param(
+        "root_joint",
+        "string",
+        "fixed",
+        "root joint of the model: 'fixed' (the root link welded to the world), 'floating' (a free "
+        "flyer: base pose and twist from ~/odometry or ~/imu, efforts from contact-consistent "
+        "inverse dynamics over contacts.*) or 'planar' (x, y, yaw)",
+        True,
+        choices=("fixed", "floating", "planar"),
+    ),
+    Param(
+        "base.source",
+        "string",
+        "odometry",
+        "where the floating base's state comes from: 'odometry' (~/odometry, nav_msgs/Odometry: pose "
+        "of child_frame_id = the root link in header.frame_id, twist in child_frame_id, REP 105), "
+        "'odometry_imu' (position and linear velocity from ~/odometry, orientation and angular "
+        "velocity from ~/imu) or 'imu' (~/imu's orientation and angular velocity; the base's "
+        "position and linear velocity taken as zero: a robot standing in place)",
+        choices=("odometry", "odometry_imu", "imu"),
+    ),
+    Param(
+        "odometry.timeout",
+        "double",
+        0.1,
+        "with a floating root, ~/odometry older than this (or stamped this far ahead), s, is dropped "
+        "and no command goes out until a fresh one; 0: no age check",
+        bounds=(0.0, 60.0),
+    ),
+    Param(
+        "contacts.links",
+        "string_array",
+        [""],
+        'links in contact with the environment (floating root); [""]: none. ~/contact_state '
+        "(std_msgs/UInt8MultiArray) masks them, in this order",
+    ),
+    Param(
+        "contacts.types",
+        "string_array",
+        ["point"],
+        "contact type: 'point' (a force at the link origin) or '6d' (a wrench, e.g. a sole); one "
+        "value or one per link of contacts.links",
+        choices=("point", "6d"),
+    ),
+    Param(
+        "contacts.friction",
+        "double_array",
+        [0.7],
+        "Coulomb friction coefficient mu (> 0): one value or one per link of contacts.links",
+        bounds=(1e-3, 100.0),
+    ),
+    Param(
+        "contacts.half_extents",
+        "double_array",
+        [0.0, 0.0],
+        "half sizes (X, Y) of a 6d contact's rectangle along its link's x and y axes, m: one pair for "
+        "every 6d contact or one pair per link of contacts.links; 0 0: moment unbounded (clamped)",
+        bounds=(0.0, 10.0),
+    ),
+    Param(
+        "contacts.normal",
+        "double_array",
+        [0.0, 0.0, 1.0],
+        "contact normal into the robot, world axes (header.frame_id of ~/odometry), not zero",
+        bounds=(-1.0, 1.0),
+        length=3,
+    ),
+    Param(
+        "contacts.min_normal_force",
+        "double",
+        1.0,
+        "least normal force of every active contact, N",
+        bounds=(0.0, 1e6),
+    ),
+    Param(
+        "contacts.marker_scale",
+        "double",
+        0.002,
+        "length of the ~/contact_markers arrows per newton of contact force, m/N",
+        bounds=(0.0, 10.0),
+    ),
+)
+
 # Friction compensated from the measured velocity (no trajectory): only the inverse_dynamics node
 # closes that loop.
 FEEDBACK_FRICTION_PARAMS = (
@@ -139,6 +254,7 @@ INVERSE_DYNAMICS = table(
     (
         *MODEL_PARAMS,
         *LAW_PARAMS,
+        *IMU_PARAMS,
         *FEEDBACK_FRICTION_PARAMS,
         Param(
             "feedback.kp",
@@ -207,7 +323,15 @@ INVERSE_DYNAMICS = table(
         ),
         *EFFORT_UNIT_PARAMS,
         *CONTACT_PARAMS,
+        *FLOATING_PARAMS,
     )
 )
 
-__all__ = ["CONTACT_PARAMS", "EFFORT_UNIT_PARAMS", "FEEDBACK_FRICTION_PARAMS", "INVERSE_DYNAMICS"]
+__all__ = [
+    "CONTACT_PARAMS",
+    "EFFORT_UNIT_PARAMS",
+    "FEEDBACK_FRICTION_PARAMS",
+    "FLOATING_PARAMS",
+    "IMU_PARAMS",
+    "INVERSE_DYNAMICS",
+]

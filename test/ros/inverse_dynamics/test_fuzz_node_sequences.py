@@ -1,10 +1,13 @@
 """Stateful fuzzing of the running node: hypothesis interleaves descriptions (robots of other
 sizes, broken ones, inconsistent inertias), joint_states (for the model, for another one,
-partial, from two publishers, garbage), trajectories, parameter sets and wrenches.
+partial, from two publishers, garbage), trajectories, parameter sets and wrenches; and, on a
+second node with root_joint floating (solo12, solo8), odometry and IMU messages (bad frames,
+stale, non-finite), contact masks and contacts.* changes.
 
 Invariants after every step: the process is alive, every effort it published is finite and
 within the effort limit × the largest scale, and one complete fresh joint_states for the current
-model gets the command the core computes (1e-9). The long run is bench/soak.py --sequences.
+model (with fresh base state and every contact closed, floating) gets the command the core
+computes (1e-9; contact_inverse_dynamics for the floating node). The long run is bench/soak.py --sequences.
 """
 
 from __future__ import annotations
@@ -20,11 +23,13 @@ from geometry_msgs.msg import WrenchStamped
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule, run_state_machine_as_test
-from sensor_msgs.msg import JointState
-from std_msgs.msg import String
+from nav_msgs.msg import Odometry
+from sensor_msgs.msg import Imu, JointState
+from std_msgs.msg import String, UInt8MultiArray
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from rnea_ros import RobotModel, gravity_torques, nonlinear_effects
+from rnea_ros.algorithms.contact_dynamics import Contact, contact_inverse_dynamics
 from rnea_ros.model.example_robots import example_urdf_path
 from rnea_ros.testing.rosgraph import FRICTION_OFF, Driver, start_node, stop
 
@@ -279,3 +284,256 @@ def test_interleaved_events_never_end_the_node_nor_publish_a_bad_command(node) -
         f"efforts checked {published}"
     )
     assert COUNTS["sequences"] >= SEQUENCES and COUNTS["steps"] >= SEQUENCES * STEPS // 2
+
+
+# --- a floating base: root_joint floating, ~/odometry, ~/imu, ~/contact_state, contacts.* -------
+
+FLOATING_ROBOTS = {
+    "solo12": "solo_description/robots/solo12.urdf",
+    "solo8": "solo_description/robots/solo.urdf",
+}
+FLOATING_TEXTS = {name: example_urdf_path(path).read_text() for name, path in FLOATING_ROBOTS.items()}
+FLOATING_MODELS = {name: RobotModel.from_urdf(t, root_joint="floating") for name, t in FLOATING_TEXTS.items()}
+FEET = ["FL_FOOT", "FR_FOOT", "HL_FOOT", "HR_FOOT"]
+FLOATING_BOUNDS = {
+    n: lim * MAX_SCALE
+    for m in FLOATING_MODELS.values()
+    for n, lim in zip(m.joint_names, m.effort_limit, strict=True)
+}
+# a standing-like posture per robot (knees bent), and the base state the checks publish
+POSTURE = {
+    "solo12": np.array([0.0, 0.8, -1.6, 0.0, 0.8, -1.6, 0.0, -0.8, 1.6, 0.0, -0.8, 1.6]),
+    "solo8": np.array([0.8, -1.6, 0.8, -1.6, -0.8, 1.6, -0.8, 1.6]),
+}
+BASE_QUAT = (0.0, 0.0, float(np.sin(0.15)), float(np.cos(0.15)))
+BASE_OMEGA = np.array([0.01, -0.02, 0.05])
+
+
+def stamped(driver: Driver, msg, offset: float = 0.0):
+    now = driver.node.get_clock().now().nanoseconds + int(offset * 1e9)
+    msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(now, 1_000_000_000)
+    return msg
+
+
+def odometry_msg(child: str, world: str, values) -> Odometry:
+    msg = Odometry()
+    msg.header.frame_id, msg.child_frame_id = world, child
+    p, o, t = msg.pose.pose.position, msg.pose.pose.orientation, msg.twist.twist
+    p.x, p.y, p.z, o.x, o.y, o.z, o.w = (float(v) for v in values[:7])
+    t.linear.x, t.linear.y, t.linear.z, t.angular.x, t.angular.y, t.angular.z = (
+        float(v) for v in values[7:13]
+    )
+    return msg
+
+
+def imu_msg(frame: str, quat, omega, absent: bool = False) -> Imu:
+    msg = Imu()
+    msg.header.frame_id = frame
+    o, w = msg.orientation, msg.angular_velocity
+    o.x, o.y, o.z, o.w = (float(v) for v in quat)
+    w.x, w.y, w.z = (float(v) for v in omega)
+    if absent:
+        msg.orientation_covariance[0] = -1.0
+    return msg
+
+
+class Stance:
+    """The contact parameters the machine has set successfully, mirrored."""
+
+    def __init__(self) -> None:
+        self.values = {"contacts.links": list(FEET), "contacts.types": ["point"], "contacts.friction": [0.7],
+                       "effort_limit_scale": 1.0, "base.source": "odometry",
+                       "contacts.normal": [0.0, 0.0, 1.0], "contacts.min_normal_force": 1.0}  # fmt: skip
+
+    def command(self, model: RobotModel, q: np.ndarray) -> np.ndarray:
+        v = self.values
+        links = [link for link in v["contacts.links"] if link]
+        types = v["contacts.types"] * len(links) if len(v["contacts.types"]) == 1 else v["contacts.types"]
+        mu = (
+            v["contacts.friction"] * len(links)
+            if len(v["contacts.friction"]) == 1
+            else v["contacts.friction"]
+        )
+        normal = tuple(float(x) for x in v["contacts.normal"])
+        least = float(v["contacts.min_normal_force"])
+        contacts = [
+            Contact(link, t, float(m), normal, min_normal_force=least)  # type: ignore[arg-type]
+            for link, t, m in zip(links, types, mu, strict=True)
+        ]
+        q_full = np.concatenate([[0.0, 0.0, 0.3], BASE_QUAT, q])
+        v_full = np.concatenate([np.zeros(3), BASE_OMEGA, np.zeros(model.njoints)])
+        tau = contact_inverse_dynamics(model, q_full, v_full, np.zeros(model.nv), contacts).tau
+        limit = model.effort_limit * v["effort_limit_scale"]
+        return np.clip(tau, -limit, limit)
+
+
+@pytest.fixture(scope="module")
+def floating_node(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("floating_sequences")
+    params = {
+        "joint_states_timeout": TIMEOUT, "odometry.timeout": TIMEOUT, "imu.timeout": TIMEOUT,
+        "root_joint": "floating", "contacts.links": FEET, "diagnostics_period": 0.2, **FRICTION_OFF,
+    }  # fmt: skip
+    proc = start_node(tmp, params)
+    driver = Driver("floating_sequence_driver", FLOATING_BOUNDS)
+    n = driver.node
+    driver.odometry = n.create_publisher(Odometry, "/inverse_dynamics/odometry", 10)  # type: ignore[attr-defined]
+    driver.imu = n.create_publisher(Imu, "/inverse_dynamics/imu", 10)  # type: ignore[attr-defined]
+    driver.mask = n.create_publisher(UInt8MultiArray, "/inverse_dynamics/contact_state", 10)  # type: ignore[attr-defined]
+    yield driver, proc
+    driver.close()
+    output = stop(proc)
+    assert "Traceback" not in output, output[-3000:]
+
+
+class FloatingSequences(RuleBasedStateMachine):
+    """One sequence of events against the running floating-base node."""
+
+    driver: Driver
+    proc = None
+
+    @initialize(robot=st.sampled_from(sorted(FLOATING_TEXTS)))
+    def start(self, robot: str) -> None:
+        self.stance = Stance()
+        self.current: str | None = None
+        self.driver.set_parameters(dict(self.stance.values))
+        self.rng = np.random.default_rng(0)
+        COUNTS["sequences"] += 1
+        self.description(robot)
+
+    @rule(robot=st.sampled_from(sorted(FLOATING_TEXTS)))
+    def description(self, robot: str) -> None:
+        self.driver.description.publish(String(data=FLOATING_TEXTS[robot]))
+        self.driver.spin(0.05)
+        self.current = robot
+        self._wait_for_model(robot)
+
+    @rule(text=st.sampled_from(BROKEN))
+    def broken_description(self, text: str) -> None:
+        self.driver.description.publish(String(data=text))
+        self.driver.spin(0.05)
+
+    @rule(robot=st.sampled_from(sorted(FLOATING_TEXTS)), values=st.lists(NUMBER, min_size=24, max_size=24))
+    def joint_states(self, robot: str, values) -> None:
+        names = list(FLOATING_MODELS[robot].joint_names)
+        msg = self.driver.state(names, values[: len(names)], values[12 : 12 + len(names)])
+        self.driver.joint_states.publish(msg)
+        self.driver.spin(0.01)
+
+    @rule(
+        child=st.sampled_from(["base_link", "base_link", "FL_FOOT", "", "odom"]),
+        world=st.sampled_from(["odom", "odom", "", "map"]),
+        values=st.lists(NUMBER, min_size=13, max_size=13),
+        offset=st.sampled_from([0.0, 0.0, -2 * TIMEOUT, 2 * TIMEOUT, -1.7e9]),
+    )
+    def odometry(self, child: str, world: str, values, offset: float) -> None:
+        self.driver.odometry.publish(stamped(self.driver, odometry_msg(child, world, values), offset))
+        self.driver.spin(0.01)
+
+    @rule(
+        frame=st.sampled_from(["base_link", "FL_FOOT", "", "nowhere"]),
+        values=st.lists(NUMBER, min_size=7, max_size=7),
+        absent=st.booleans(),
+        offset=st.sampled_from([0.0, -2 * TIMEOUT]),
+    )
+    def imu(self, frame: str, values, absent: bool, offset: float) -> None:
+        self.driver.imu.publish(stamped(self.driver, imu_msg(frame, values[:4], values[4:], absent), offset))
+        self.driver.spin(0.01)
+
+    @rule(mask=st.lists(st.integers(0, 255), max_size=5))
+    def contact_state(self, mask) -> None:
+        self.driver.mask.publish(UInt8MultiArray(data=mask))
+        self.driver.spin(0.01)
+
+    @rule(
+        name=st.sampled_from(
+            [
+                "contacts.links",
+                "contacts.types",
+                "contacts.friction",
+                "effort_limit_scale",
+                "base.source",
+                "feedback.kp",
+                "contacts.normal",
+                "contacts.min_normal_force",
+            ]
+        ),  # fmt: skip
+        value=st.one_of(
+            st.lists(st.sampled_from([*FEET, "base_link", "NOSE", ""]), min_size=1, max_size=4, unique=True),
+            st.lists(st.sampled_from(["point", "6d", "x"]), min_size=1, max_size=4),
+            st.lists(st.floats(-1, 3), min_size=1, max_size=4),
+            NUMBER,
+            st.sampled_from(["odometry", "odometry_imu", "imu", "x"]),
+        ),
+    )
+    def parameters(self, name: str, value) -> None:
+        results = self.driver.set_parameters({name: value})
+        if all(r.successful for r in results) and name in self.stance.values:
+            self.stance.values[name] = list(value) if isinstance(value, list) else value
+
+    @invariant()
+    def alive_and_bounded(self) -> None:
+        COUNTS["steps"] += 1
+        assert self.proc.poll() is None, "the node process ended"
+        self.driver.check_published_efforts()
+
+    def _command(self, q: np.ndarray) -> np.ndarray | None:
+        """Every contact closed, a fresh base state (the same from ~/odometry and ~/imu), then q."""
+        d = self.driver
+        links = [link for link in self.stance.values["contacts.links"] if link]
+        d.mask.publish(UInt8MultiArray(data=[1] * len(links)))
+        odom = [0.0, 0.0, 0.3, *BASE_QUAT, 0.0, 0.0, 0.0, *BASE_OMEGA]
+        for _ in range(5):
+            d.odometry.publish(stamped(d, odometry_msg("base_link", "odom", odom)))
+            d.imu.publish(stamped(d, imu_msg("base_link", BASE_QUAT, BASE_OMEGA)))
+            d.spin(0.03)
+            model = FLOATING_MODELS[self.current]
+            got = d.command_for(d.state(model.joint_names, q, np.zeros(model.njoints)), timeout=0.5)
+            if got is not None:
+                return got
+        return None
+
+    @invariant()
+    def commands_like_the_core(self) -> None:
+        if self.current is None:
+            return
+        model = FLOATING_MODELS[self.current]
+        q = POSTURE[self.current] + self.rng.uniform(-0.1, 0.1, model.njoints)
+        got = self._command(q)
+        assert got is not None, (
+            f"no command for a complete state of {self.current}: {self.driver.latest_diagnostics()}"
+        )
+        want = self.stance.command(model, q)
+        assert np.allclose(got, want, rtol=1e-9, atol=1e-9), (self.current, self.stance.values, got, want)
+        COUNTS["checks"] += 1
+
+    def _wait_for_model(self, robot: str) -> None:
+        model = FLOATING_MODELS[robot]
+        want = self.stance.command(model, POSTURE[robot])
+        for _ in range(40):
+            got = self._command(POSTURE[robot])
+            if got is not None and len(got) == model.njoints and np.allclose(got, want, rtol=1e-9, atol=1e-9):
+                return
+        raise AssertionError(f"the node did not take the {robot} description")
+
+
+def test_floating_base_events_never_end_the_node_nor_publish_a_bad_command(floating_node) -> None:
+    driver, proc = floating_node
+    FloatingSequences.driver, FloatingSequences.proc = driver, proc
+    sequences = max(SEQUENCES // 3, 3)
+    run = settings(
+        max_examples=sequences,
+        stateful_step_count=STEPS,
+        deadline=None,
+        suppress_health_check=list(HealthCheck),
+        derandomize=os.environ.get("RNEA_FUZZ_RANDOM", "") == "",
+    )
+    COUNTS.clear()
+    run_state_machine_as_test(FloatingSequences, settings=run)
+    assert proc.poll() is None
+    published = driver.check_published_efforts()
+    print(
+        f"floating sequences {COUNTS['sequences']}, steps {COUNTS['steps']}, core checks {COUNTS['checks']}, "
+        f"efforts checked {published}"
+    )
+    assert COUNTS["sequences"] >= sequences and COUNTS["steps"] >= sequences * STEPS // 2
