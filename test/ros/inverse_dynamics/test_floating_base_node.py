@@ -21,8 +21,6 @@ from rnea_ros.algorithms.contact_dynamics import Contact, ContactStatus, contact
 from rnea_ros.model.example_robots import example_urdf_path
 from rnea_ros.testing.rosgraph import FRICTION_OFF, NODE, Driver, start_node, stop
 
-pytestmark = pytest.mark.ros
-
 XML = example_urdf_path("solo_description/robots/solo12.urdf").read_text()
 FLOATING = RobotModel.from_urdf(XML, root_joint="floating")
 NAMES = list(FLOATING.joint_names)

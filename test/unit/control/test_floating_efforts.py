@@ -17,8 +17,6 @@ from rnea_ros.control.effort_law import EffortLaw
 from rnea_ros.control.floating_efforts import FloatingEfforts, compute_floating_efforts
 from rnea_ros.model.example_robots import example_urdf_path
 
-pytestmark = pytest.mark.unit
-
 XML = example_urdf_path("solo_description/robots/solo12.urdf").read_text()
 FLOATING = RobotModel.from_urdf(XML, root_joint="floating")
 JOINTS = RobotModel.from_urdf(XML, root_joint="fixed")

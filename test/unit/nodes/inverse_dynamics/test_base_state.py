@@ -15,8 +15,6 @@ from rnea_ros import RobotModel, base_placement
 from rnea_ros.model.example_robots import example_urdf_path
 from rnea_ros.nodes.inverse_dynamics.base_state import BaseDrop, BaseStateInput
 
-pytestmark = pytest.mark.unit
-
 XML = example_urdf_path("solo_description/robots/solo12.urdf").read_text()
 JOINTS = RobotModel.from_urdf(XML, root_joint="fixed")
 PARAMS = {"base.source": "odometry", "odometry.timeout": 0.1, "imu.timeout": 0.1}
