@@ -34,6 +34,7 @@ from rnea_ros.control.effort_law import EffortLaw
 from rnea_ros.control.floating_efforts import FloatingEfforts, compute_floating_efforts
 from rnea_ros.model.example_robots import example_urdf_path
 
+SOLES = ("left_sole_link", "right_sole_link")
 SOLO_POSTURE = [0.05, 0.8, -1.6, -0.05, 0.8, -1.6, 0.05, -0.8, 1.6, -0.05, -0.8, 1.6]
 ROBOTS = {
     "solo12": (
@@ -42,7 +43,7 @@ ROBOTS = {
     ),
     "talos": (
         "talos_data/robots/talos_reduced.urdf",
-        tuple(Contact(s, "6d", mu=0.8, half_extents=(0.1, 0.065)) for s in ("left_sole_link", "right_sole_link")),
+        tuple(Contact(s, "6d", mu=0.8, half_extents=(0.1, 0.065)) for s in SOLES),
     ),
 }
 ROWS = ("harness", "before", "after", "pinocchio")

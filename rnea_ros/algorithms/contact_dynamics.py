@@ -629,7 +629,8 @@ def _build_problem(model: RobotModel, key: tuple) -> ContactProblem | None:
     return ContactProblem(
         model=model, key=key, n_base=n_base,
         points=np.concatenate(records) if records else np.zeros(0), jac_rows=row, m=m, t=t,
-        identity=not any(ct.corners for ct in contacts), rotating=rotating, weights=w, regularisation=reg_diag,
+        identity=not any(ct.corners for ct in contacts), rotating=rotating, weights=w,
+        regularisation=reg_diag,
         hessian=hessian, neg_g=-np.zeros(nx), cmat=cmat, bvec=bvec, c_matrix=cm, d=d, slices=tuple(slices),
         wrench_rows=tuple(wrench_rows),
     )  # fmt: skip

@@ -2333,4 +2333,4 @@ def rows_well_conditioned_kernel(a, ratio):
             frob += inv[i, j] * inv[i, j]
     if not math.isfinite(frob):
         return False
-    return 1.0 >= frob * ratio * ratio * trace
+    return frob * ratio * ratio * trace <= 1.0

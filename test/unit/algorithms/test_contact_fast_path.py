@@ -35,6 +35,7 @@ from rnea_ros.compiled import entry_points
 from rnea_ros.model.example_robots import example_urdf_path
 
 TOL = 1e-12
+SOLES = ("left_sole_link", "right_sole_link")
 G = np.array(GRAVITY)
 
 
@@ -51,7 +52,7 @@ CASES = {
     ),
     "talos": Case(
         "talos_data/robots/talos_reduced.urdf",
-        tuple(Contact(s, "6d", mu=0.8, half_extents=(0.1, 0.065)) for s in ("left_sole_link", "right_sole_link")),
+        tuple(Contact(s, "6d", mu=0.8, half_extents=(0.1, 0.065)) for s in SOLES),
     ),
 }
 REFS = {name: FloatingRef(example_urdf_path(case.urdf), "floating") for name, case in CASES.items()}
@@ -110,7 +111,8 @@ def test_kernel_terms_match_pinocchio_and_the_python_path(name: str) -> None:
         assert relerr(h, pd.nle[vidx]) <= TOL
         row = 0
         for contact in contacts:
-            j_pin = pin.getFrameJacobian(pm, pd, pm.getFrameId(contact.link), pin.LOCAL_WORLD_ALIGNED)[:, vidx]
+            frame = pm.getFrameId(contact.link)
+            j_pin = pin.getFrameJacobian(pm, pd, frame, pin.LOCAL_WORLD_ALIGNED)[:, vidx]
             rows = jac[row : row + contact.rows]
             assert relerr(rows, j_pin[: contact.rows]) <= TOL, contact.link
             assert relerr(rows, jacobian(model, q, contact.link)[: contact.rows]) <= TOL, contact.link
