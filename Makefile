@@ -81,6 +81,7 @@ bench: $(STAMP)
 	$(PY) bench/bench_kernels.py
 	$(PY) bench/bench_latency.py
 	$(PY) bench/bench_start.py
+	$(PY) bench/bench_floating_cycle.py
 	$(PY) bench/tail_latency.py --seconds 600 --gc-compare
 	$(PY) bench/cycle_allocations.py
 	$(PY) bench/soak.py --rate 20000

@@ -30,6 +30,7 @@ from rnea_ros.compiled.jit import HAVE_NUMBA
 F: Any
 FA: Any
 F2: Any
+FA2: Any
 I64: Any
 F64: Any
 BOOL: Any
@@ -39,11 +40,12 @@ if HAVE_NUMBA:
     F = _t.float64[::1]  # C-contiguous float64 vector: tree, gravity, workspace, results
     FA = _t.float64[:]  # float64 vector of any stride: the caller's q, qd, qdd
     F2 = _t.float64[:, ::1]  # C-contiguous (N, n) float64: batches, tables
+    FA2 = _t.float64[:, :]  # (N, n) float64 of any strides: a transposed view
     I64 = _t.int64[::1]
     F64 = _t.float64  # a Python float
     BOOL = _t.boolean  # a Python bool
 else:  # pragma: no cover - exercised with RNEA_ROS_NO_NUMBA=1
-    F = FA = F2 = I64 = F64 = BOOL = None
+    F = FA = F2 = FA2 = I64 = F64 = BOOL = None
 
 
 class Kernel:
@@ -120,6 +122,9 @@ FLOATING_MASS_MATRIX = Kernel(k.floating_mass_matrix_kernel, F, F, FA, F, F, F)
 FLOATING_RNEA_PACKED = Kernel(k.floating_rnea_packed_kernel, F, FA, FA, FA, F)
 FLOATING_GRAVITY_PACKED = Kernel(k.floating_gravity_packed_kernel, F, FA, F)
 FLOATING_MASS_MATRIX_PACKED = Kernel(k.floating_mass_matrix_packed_kernel, F, FA, F2)
+# contact-consistent inverse dynamics on a floating root (`algorithms.contact_dynamics`)
+FLOATING_CONTACT = Kernel(k.floating_contact_kernel, F, FA, FA, F, F, F2, F, F2, F2)
+ROWS_WELL_CONDITIONED = Kernel(k.rows_well_conditioned_kernel, FA2, F64)
 KERNELS = (
     RNEA_PACKED,
     GRAVITY_PACKED,
@@ -149,6 +154,8 @@ KERNELS = (
     FLOATING_RNEA_PACKED,
     FLOATING_GRAVITY_PACKED,
     FLOATING_MASS_MATRIX_PACKED,
+    FLOATING_CONTACT,
+    ROWS_WELL_CONDITIONED,
 )
 
 

@@ -27,7 +27,7 @@ wrenches. All joint arrays in `joints.joint_names` order (the same as the floati
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 
 import numpy as np
@@ -58,7 +58,9 @@ def joint_law(law: EffortLaw) -> EffortLaw:
 class FloatingEfforts:
     """A floating (or planar) model, the fixed-base model of the same joints and a law, packed
     for `compute_floating_efforts`; `efforts` is the joints' `Efforts` (its table holds the
-    result), `solution` the last cycle's contact solution."""
+    result), `solution` the last cycle's contact solution, `solve` the contact-consistent inverse
+    dynamics it calls (`contact_inverse_dynamics`; bench/bench_floating_cycle.py swaps in
+    `reference_contact_inverse_dynamics`, the checked Python path, to compare)."""
 
     def __init__(self, floating: RobotModel, joints: RobotModel, law: EffortLaw) -> None:
         if floating.root_joint not in ROOT_ROWS:
@@ -76,6 +78,7 @@ class FloatingEfforts:
             np.asarray(law.gravity, dtype=float).reshape(3) if self.switches["gravity"] else np.zeros(3)
         )
         self.solution: ContactSolution | None = None
+        self.solve: Callable[..., ContactSolution] = contact_inverse_dynamics
         self.q_full = np.zeros(floating.nq)  # the configuration of the last solution
         self._base_a = np.zeros(floating.root_nv)
 
@@ -129,7 +132,7 @@ def compute_floating_efforts(
     q_full = np.concatenate([q_base, q_eval])
     v_full = np.concatenate([v_base, qd_eval]) if sw["coriolis"] else np.zeros(fe.floating.nv)
     a_full = np.concatenate([fe._base_a, qdd_des]) if sw["inertia"] else np.zeros(fe.floating.nv)
-    solution = contact_inverse_dynamics(
+    solution = fe.solve(
         fe.floating, q_full, v_full, a_full, contacts, gravity=fe.gravity,
         wrenches=fe.world_wrenches(q_base, wrenches),
     )  # fmt: skip
