@@ -35,7 +35,7 @@ from rnea_ros.trajectory.efforts import (
     uniform_times,
 )
 from rnea_ros.trajectory.sampling import TrajectorySampler
-from rnea_ros.trajectory.time_scaling import _checked
+from rnea_ros.trajectory.time_scaling import checked_joints
 
 _NO_LIMIT = 1e9  # stands for an infinite limit in toppra's linear programs
 _ATTEMPTS = 6
@@ -151,7 +151,7 @@ def time_optimal_parameterisation(
         coulomb = np.maximum(friction.coulomb, static)
     tau_lim, v_lim = law.limits(model)
     checked = np.zeros(model.nv, dtype=bool)
-    checked[_checked(model, joints)] = True
+    checked[checked_joints(model, joints)] = True
     tau_bound = np.where(checked & np.isfinite(tau_lim), tau_lim, _NO_LIMIT)
     v_bound = np.where(checked & np.isfinite(v_lim), v_lim, _NO_LIMIT)
     count = int(gridpoints or min(_MAX_GRID, max(100, 4 * int(np.ceil(sampler.duration / period)))))

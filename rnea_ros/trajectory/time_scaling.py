@@ -169,7 +169,7 @@ class _Decomposition:
             self.b = self.f = zeros
 
 
-def _checked(model: RobotModel, joints: Iterable[str] | None) -> np.ndarray:
+def checked_joints(model: RobotModel, joints: Iterable[str] | None) -> np.ndarray:
     if joints is None:
         return np.arange(model.nv)
     names = [joints] if isinstance(joints, str) else list(joints)
@@ -234,7 +234,7 @@ def minimal_time_scale(
         raise RneaError(f"positions must have {model.nv} columns (model order), got {sampler.nv}")
     law.friction_for(model)
     tau_lim, v_lim = law.limits(model)
-    checked = _checked(model, joints)
+    checked = checked_joints(model, joints)
     duration = sampler.duration
 
     def decompose(t: np.ndarray) -> _Decomposition:
@@ -322,7 +322,7 @@ def check_limits(
         raise RneaError(f"positions must have {model.nv} columns (model order), got {sampler.nv}")
     law.friction_for(model)
     tau_lim, v_lim = law.limits(model)
-    ratio, where = _worst(model, points, float(k), period, law, tau_lim, v_lim, _checked(model, joints))
+    ratio, where = _worst(model, points, float(k), period, law, tau_lim, v_lim, checked_joints(model, joints))
     return _result(model, float(k), sampler.duration, ratio, where)
 
 
