@@ -90,7 +90,7 @@ class Law:
         return np.clip(tau, -limit, limit)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture  # torn down before the floating test: both nodes are /inverse_dynamics
 def node(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("sequences")
     proc = start_node(tmp, {"joint_states_timeout": TIMEOUT, "diagnostics_period": 0.2, **FRICTION_OFF})
@@ -367,7 +367,7 @@ class Stance:
         return np.clip(tau, -limit, limit)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def floating_node(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("floating_sequences")
     params = {
