@@ -5,6 +5,7 @@ and `run_node` (start, spin, Ctrl-C/SIGTERM, invalid parameters)."""
 from __future__ import annotations
 
 import array
+import faulthandler
 import gc
 import inspect
 import os
@@ -321,6 +322,9 @@ def run_node(
     """Build a node and spin it until Ctrl-C or shutdown (`spin`, else as RNEA_ROS_EXECUTOR
     selects: `selected_spin`): 0, or 2 when the command line or the parameters are invalid (one
     line naming the culprit, no traceback)."""
+    # a fatal signal (SIGSEGV in a C extension) prints every thread's Python stack to stderr:
+    # the node's log then says where it died
+    faulthandler.enable()
     spin_node = selected_spin() if spin is None else spin
     log = rclpy.logging.get_logger(name)
     try:
