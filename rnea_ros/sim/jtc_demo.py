@@ -289,8 +289,14 @@ class Supervisor:
         for msg in self.states:
             by_stamp[_stamp(msg)] = msg
         stamps = sorted(by_stamp)
-        index = [list(by_stamp[stamps[0]].name).index(j) for j in ARM]
         t = np.array(stamps)
+        end = float(points.times[-1])
+        if not np.any((t >= 0.0) & (t <= end)):  # a report of nothing would only crash later
+            raise RuntimeError(
+                f"run {name}: no joint_states stamped within the trajectory (0 … {end:.2f} s; "
+                f"{len(stamps)} states recorded): the simulator's states did not cover it"
+            )
+        index = [list(by_stamp[stamps[0]].name).index(j) for j in ARM]
         q = np.array([np.asarray(by_stamp[s].position)[index] for s in stamps])
         u = np.array([np.asarray(by_stamp[s].effort)[index] for s in stamps])
         return Run(name, list(ARM), t, q, u, points)
