@@ -13,7 +13,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from typing import TypeVar
+from typing import NoReturn, TypeVar
 
 import numpy as np
 import rclpy
@@ -25,6 +25,8 @@ from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPo
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Header
 from trajectory_msgs.msg import JointTrajectory
+
+from rnea_ros.ros.signals import join_signal_shutdown
 
 # Best effort (matches reliable and best-effort publishers), keep last 10: a gripper driver's
 # message is not overwritten by the arm's next one; the node drains the queue each cycle, so the
@@ -125,6 +127,7 @@ def spin_events(node: Node) -> None:
         while node.context.ok():
             executor.spin_once(timeout_sec=0.1)
     finally:
+        join_signal_shutdown()
         executor.shutdown()
 
 
@@ -325,10 +328,14 @@ def run_node(
     # a fatal signal (SIGSEGV in a C extension) prints every thread's Python stack to stderr:
     # the node's log then says where it died
     faulthandler.enable()
-    spin_node = selected_spin() if spin is None else spin
     log = rclpy.logging.get_logger(name)
     try:
+        spin_node = selected_spin() if spin is None else spin
         rclpy.init(args=args)
+    except KeyboardInterrupt:  # Ctrl-C before the node exists: nothing to tear down
+        join_signal_shutdown()
+        rclpy.try_shutdown()
+        _exit_after_interrupt()
     except Exception as exc:  # noqa: BLE001 - e.g. a params file rcl cannot parse
         hint = ""
         if "same type" in str(exc):
@@ -336,10 +343,13 @@ def run_node(
         print(f"[FATAL] [{name}]: cannot start: {str(exc).splitlines()[0]}{hint}", file=sys.stderr)
         return 2
     node = None
+    interrupted = False
     try:
         try:
             node = make_node()
         except ValueError as exc:  # an invalid parameter file: fail at launch, naming it
+            if not rclpy.ok():
+                raise
             log.fatal(f"cannot start, invalid parameter {exc}")
             return 2
         # What start-up built (imports, kernels, model: ~130,000 tracked objects) is never
@@ -349,10 +359,30 @@ def run_node(
             gc.collect()
             gc.freeze()
         spin_node(node)
-    except (KeyboardInterrupt, ExternalShutdownException):  # Ctrl-C also during start-up
+    except ExternalShutdownException:
         pass
+    except KeyboardInterrupt:  # Ctrl-C, also during start-up
+        interrupted = True
+    except Exception:
+        # SIGTERM (or SIGINT) shut the context down under a start-up still under way, and rcl
+        # refused to create the next entity (RCLError): a stop, not a fault
+        if rclpy.ok():
+            raise
     finally:
+        join_signal_shutdown()  # rclpy's signal thread may be shutting the context down right now
         if node is not None:
             node.destroy_node()
         rclpy.try_shutdown()
+    if interrupted:
+        _exit_after_interrupt()
     return 0
+
+
+def _exit_after_interrupt() -> NoReturn:
+    """End the process with 0 after a Ctrl-C that was handled. Not by returning: when the
+    KeyboardInterrupt passed through an `exec` of a string on its way (dataclasses build their
+    methods so, e.g. while a module is imported at start-up), CPython 3.11 marks it unhandled even
+    though it was caught, and ends the interpreter by SIGINT (exit -2) after a clean return."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)

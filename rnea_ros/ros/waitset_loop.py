@@ -49,6 +49,8 @@ from rclpy.executors import Executor, ExternalShutdownException, SingleThreadedE
 from rclpy.guard_condition import GuardCondition
 from rclpy.node import Node
 
+from rnea_ros.ros.signals import join_signal_shutdown
+
 WAIT_SET_METHODS = (
     "clear_entities",
     "add_subscription",
@@ -445,6 +447,7 @@ def spin_waitset(node: Node) -> None:
         try:
             fallback.spin()
         finally:
+            join_signal_shutdown()
             fallback.shutdown()
         return
     executor = WaitSetExecutor(context=node.context, on_error=getattr(node, "_internal_error", None))
@@ -453,4 +456,5 @@ def spin_waitset(node: Node) -> None:
     try:
         executor.spin()
     finally:
+        join_signal_shutdown()  # before any wait set or guard condition is destroyed
         executor.shutdown()

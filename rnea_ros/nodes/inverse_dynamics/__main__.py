@@ -10,14 +10,21 @@ from __future__ import annotations
 
 import sys
 
+from rclpy.node import Node
+
 from rnea_ros.ros.common import run_node
 
 
 def main(args: list[str] | None = None) -> int:
     """Run the inverse_dynamics node."""
+    return run_node(args, _inverse_dynamics_node, "inverse_dynamics")
+
+
+def _inverse_dynamics_node() -> Node:
+    # imported here, within run_node: a Ctrl-C during the import is a clean stop
     from rnea_ros.nodes.inverse_dynamics.node import InverseDynamicsNode
 
-    return run_node(args, InverseDynamicsNode, "inverse_dynamics")
+    return InverseDynamicsNode()
 
 
 if __name__ == "__main__":
