@@ -54,8 +54,8 @@ REALTIME_TESTS := test/system/test_demo.py test/ros/inverse_dynamics/test_node.p
 # colcon and pip builds); the folders mirror the package (test/conftest.py). The real-time tests
 # run after the others, alone, so that no parallel test delays their wall clock.
 test: $(STAMP) lint
-	$(PYTEST) -q $(XDIST) -m "not realtime" test
-	$(PYTEST) -q -m realtime $(REALTIME_TESTS)
+	$(PYTEST) -q $(XDIST) --durations=25 -m "not realtime" test
+	$(PYTEST) -q --durations=10 -m realtime $(REALTIME_TESTS)
 
 # the unit tests only: no ROS processes (test/unit, pytest mark unit)
 test-unit: $(STAMP)
