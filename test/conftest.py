@@ -13,18 +13,22 @@ pytest's import mode; hence test file names are unique across the tree.
 Each pytest process (each pytest-xdist worker) gets a ROS_DOMAIN_ID of its own, set here before
 anything loads rclpy (test/support/domains.py). Under `pytest -n N` (make test) the scheduler below
 hands out the tests of one test/ros module as one unit, so that its module-scoped node process
-starts once on one worker; the tests that keep real time (REALTIME) run on one worker one after
-the other, as do the tests of the one colcon-built workspace (COLCON); every other test is a unit
-of its own. The real-time tests also carry the mark `realtime`: `make test` runs them after the
-parallel run, alone (`-m realtime`), so that no other test's load delays their wall clock.
+starts once on one worker (so do the system modules of MODULE_UNITS); the tests that keep real
+time (REALTIME) run on one worker one after the other; every other test is a unit of its own. The
+colcon-built workspace is built once per run, under a file lock, and shared by the workers
+(fixture colcon_workspace). The real-time tests also carry the mark `realtime`: `make test` runs
+them after the parallel run, alone (`-m realtime`), so that no other test's load delays their
+wall clock.
 (pytest 9.2 ignores the nodeid suffix by which xdist's `--dist loadgroup` groups
 xdist_group marks, pytest-xdist issue 1386; hence a scheduler of our own.)
 """
 
 from __future__ import annotations
 
+import fcntl
 import importlib.util
 import os
+import shutil
 import sys
 from pathlib import Path
 
@@ -55,8 +59,8 @@ REALTIME = (
     "ros/inverse_dynamics/test_node.py::test_a_slow_loop",  # measures the loop period
     "ros/mujoco_sim/test_sim_node.py::test_real_time_sim",
 )
-# Test modules of the one colcon-built workspace (session fixture colcon_workspace): one worker
-COLCON = ("system/test_packaging.py", "system/test_launch_files.py", "system/test_ros_install.py")
+# System test modules one worker runs whole (a module-scoped ros2 daemon and launch)
+MODULE_UNITS = ("system/test_ros_install.py",)
 
 # launch_testing files (a generate_test_description) run under launch_testing's own runner, from
 # system/test_launch_files.py; pytest does not collect them itself (launch_testing's pytest plugin
@@ -87,18 +91,20 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker("realtime")
     if outside:
         raise pytest.UsageError(f"tests outside test/unit, test/ros and test/system: {sorted(outside)}")
+    # the longest kinds first (system: demos and builds, then ros: node processes), so that under
+    # pytest-xdist the many short unit tests fill the gaps at the end instead of a demo starting last
+    items.sort(key=lambda item: KINDS[::-1].index(kind_of(item.path) or "unit"))
 
 
 def work_unit(nodeid: str) -> str:
-    """The unit of work a pytest-xdist worker takes whole: "realtime", "colcon", the module of a
-    test/ros test, or else the test itself."""
+    """The unit of work a pytest-xdist worker takes whole: "realtime", the module of a test/ros
+    test or of a system test module whose fixtures serve the whole module (MODULE_UNITS), or else
+    the test itself."""
     below = nodeid.split("test/", 1)[-1]  # nodeids are relative to the repository
     if below.startswith(REALTIME):
         return "realtime"
     module = below.split("::", 1)[0]
-    if module in COLCON:
-        return "colcon"
-    return module if module.startswith("ros/") else nodeid
+    return module if module.startswith("ros/") or module in MODULE_UNITS else nodeid
 
 
 if importlib.util.find_spec("xdist") is not None:  # requirements-dev.txt
@@ -120,8 +126,21 @@ def panda_urdf() -> str:
 
 @pytest.fixture(scope="session")
 def colcon_workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """install/ of one `colcon build` of the package in a fresh workspace, shared by the session."""
-    return ros_install.colcon_build(tmp_path_factory.mktemp("colcon_ws"))
+    """install/ of one `colcon build` of the package in a fresh workspace, shared by the session:
+    the first pytest-xdist worker to need it builds it under a file lock in the run's temporary
+    folder, the others wait for that build and use it."""
+    run_tmp = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        run_tmp = run_tmp.parent  # shared by this run's workers
+    ws, built = run_tmp / "colcon_ws", run_tmp / "colcon_ws.built"
+    with (run_tmp / "colcon_ws.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not built.exists():
+            shutil.rmtree(ws, ignore_errors=True)  # a build that failed before
+            ws.mkdir()
+            ros_install.colcon_build(ws)
+            built.touch()
+    return ws / "install"
 
 
 @pytest.fixture(scope="session")
