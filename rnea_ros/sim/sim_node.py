@@ -405,6 +405,7 @@ class SimNode(Node):
         if self.log is None:
             answer = "error: not recording (parameter record is false)"
         else:
+            self._publish_latency()  # the latencies paired since the last batch go in too
             try:
                 answer = str(self.log.save(msg.data))
             except (OSError, ValueError) as exc:
@@ -485,9 +486,13 @@ class SimNode(Node):
         arm.step(effort)
 
     def _publish_latency(self) -> None:
+        """The latencies paired since the last call: on ~/command_latency (the supervisor's
+        real-time check) and into the step log (the run's record: a topic may drop a batch)."""
         samples = self.matcher.latencies[self._latency_sent :]
         if samples:
             self.latency_pub.publish(Float64MultiArray(data=samples))
+            if self.log is not None:
+                self.log.add_latencies(samples)
             self._latency_sent += len(samples)
         if len(self.matcher.latencies) > 100_000:
             del self.matcher.latencies[: self._latency_sent]

@@ -4,11 +4,13 @@ controller in real time cannot spare.
 
 Saved as one .npz: `stamp_ns` (int64, the joint_states stamp of each step's state), `t` (plant
 time since the physics started, s), `q`, `qd`, `applied` (steps × joints, rad, rad/s, N m; the
-effort applied over the step that *starts* at that state) and `names` (joint names).
+effort applied over the step that *starts* at that state), `names` (joint names) and `latency`
+(s, every state → command latency the simulator paired, in pairing order).
 """
 
 from __future__ import annotations
 
+from array import array
 from pathlib import Path
 
 import numpy as np
@@ -25,6 +27,11 @@ class StepLog:
         self._stamps: list[np.ndarray] = []  # int64: a float64 cannot hold wall-clock ns exactly
         self._n = CHUNK  # rows used in the last block (full: a new one is needed)
         self._width = 1 + 3 * len(names)
+        self._latencies = array("d")  # s
+
+    def add_latencies(self, samples: list[float]) -> None:
+        """State → command latencies (s) paired since the last call."""
+        self._latencies.extend(samples)
 
     def __len__(self) -> int:
         return max(0, (len(self._blocks) - 1) * CHUNK + self._n) if self._blocks else 0
@@ -54,6 +61,7 @@ class StepLog:
             "qd": rows[:, 1 + n : 1 + 2 * n],
             "applied": rows[:, 1 + 2 * n :],
             "names": np.array(self.names),
+            "latency": np.frombuffer(self._latencies, dtype=float).copy(),
         }
 
     def save(self, path: str | Path) -> Path:

@@ -4,8 +4,8 @@
 It follows the run through the simulator's ~/progress (20 Hz) and ~/time_origin, not through
 joint_states: a subscriber taking every 1 kHz state costs a callback per step, which the
 machine running the controller in real time cannot spare. At the end the simulator saves every
-step (~/save, rnea_ros.sim.step_log). It records the trajectories sent to the node, the
-simulator's command latencies, the friction runaway guard's and the feedback bound's keys on
+step and its command latencies (~/save, rnea_ros.sim.step_log). It records the trajectories
+sent to the node, the friction runaway guard's and the feedback bound's keys on
 /diagnostics and, when asked, the node's ~/terms (the plot; lock-step) or every joint_states
 message (keep_messages); switches the node's compensate.* through its set_parameters service and
 asks multisine_trajectory for a trajectory on ~/start. In real time it ends the run early when
@@ -80,7 +80,6 @@ class Supervisor:
             self._hold_home()
         self.terms: dict[str, list[tuple[int, object]]] = {t: [] for t in RECORDED_TERMS}
         self.trajectories: list[JointTrajectory] = []
-        self.latencies: list[float] = []
         self._window: list[tuple[float, list[float]]] = []  # (plant time, latencies) of the last WINDOW
         self.origin_ns: int | None = None  # stamp of plant time 0
         self.saved: str | None = None
@@ -165,7 +164,6 @@ class Supervisor:
         self.terms[term].append((stamp_ns(msg.header.stamp), msg.effort))
 
     def _on_latency(self, msg: Float64MultiArray) -> None:
-        self.latencies.extend(msg.data)
         if self.config.lockstep or self.now < GRACE:
             return
         self._window.append((self.now, list(msg.data)))
@@ -309,8 +307,6 @@ class Supervisor:
         self.windows = ((0.0, c.hold), (pd, pd + c.trajectory), (ff, ff + c.trajectory))
         print(f"  phase 3 at {self.now:.2f} s: PD + RNEA, trajectory {ff:.2f}..{ff + c.trajectory:.2f} s")
         self.wait_until(ff + c.trajectory + TAIL)
-        end = time.monotonic() + 1.0
-        self._spin_until(lambda: time.monotonic() > end, "the last latencies", stall=False)
         return self.recording((0.0, c.hold), (pd, pd + c.trajectory), (ff, ff + c.trajectory))
 
     def steps(self) -> dict[str, np.ndarray]:
@@ -365,7 +361,7 @@ class Supervisor:
             pd,
             ff,
             terms,
-            np.array(self.latencies),
+            steps["latency"],  # every pairing (the ~/command_latency batches may drop one)
             self.guard_trips,
             list(self.faded),
             applied,
