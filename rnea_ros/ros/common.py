@@ -343,7 +343,7 @@ def run_node(
         print(f"[FATAL] [{name}]: cannot start: {str(exc).splitlines()[0]}{hint}", file=sys.stderr)
         return 2
     node = None
-    interrupted = False
+    started = interrupted_in_start_up = False
     try:
         try:
             node = make_node()
@@ -358,11 +358,12 @@ def run_node(
         if os.environ.get(GC_FREEZE_ENV, "1") != "0":
             gc.collect()
             gc.freeze()
+        started = True
         spin_node(node)
     except ExternalShutdownException:
         pass
     except KeyboardInterrupt:  # Ctrl-C, also during start-up
-        interrupted = True
+        interrupted_in_start_up = not started
     except Exception:
         # SIGTERM (or SIGINT) shut the context down under a start-up still under way, and rcl
         # refused to create the next entity (RCLError): a stop, not a fault
@@ -373,16 +374,17 @@ def run_node(
         if node is not None:
             node.destroy_node()
         rclpy.try_shutdown()
-    if interrupted:
+    if interrupted_in_start_up:
         _exit_after_interrupt()
     return 0
 
 
 def _exit_after_interrupt() -> NoReturn:
-    """End the process with 0 after a Ctrl-C that was handled. Not by returning: when the
+    """End the process with 0 after a Ctrl-C handled during start-up. Not by returning: when the
     KeyboardInterrupt passed through an `exec` of a string on its way (dataclasses build their
-    methods so, e.g. while a module is imported at start-up), CPython 3.11 marks it unhandled even
-    though it was caught, and ends the interpreter by SIGINT (exit -2) after a clean return."""
+    methods so while a module is imported), CPython 3.11 marks it unhandled even though it was
+    caught, and ends the interpreter by SIGINT (exit -2) after a clean return; 4 of 30 stops
+    0.37-0.43 s after spawn did. (A Ctrl-C while spinning returns normally.)"""
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(0)
