@@ -7,6 +7,7 @@ workspace with its environment sourced (test/support/ros_install.py). Skips with
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shlex
@@ -166,6 +167,19 @@ def diagnostics_until(driver: Driver, key: str, done, timeout: float = 60.0) -> 
     raise AssertionError(f"/diagnostics {key}: {value!r} after {timeout} s")
 
 
+def publish_until(env: dict[str, str], line: str, cwd: Path, driver: Driver, key: str, done) -> str:
+    """A `ros2 topic pub --once` line run until the node's /diagnostics `key` shows it took the
+    message (done(value)), as a person would run it again: the command exits right after its one
+    publish, and on a loaded machine that message is now and then never delivered."""
+    for _ in range(3):
+        out = run_readme_line(env, line, cwd)
+        with contextlib.suppress(AssertionError):
+            diagnostics_until(driver, key, done, timeout=15.0)
+            return out
+    diagnostics_until(driver, key, done, timeout=15.0)  # the last try's message: its assertion
+    return out
+
+
 @pytest.fixture(scope="module")
 def ros2_daemon(ros_env: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     """The ros2 daemon of this test's ROS domain, which the README's lines use (they run without
@@ -289,9 +303,9 @@ class TestInverseDynamicsLaunch:
         assert len(lines) >= 4, lines
         try:
             for line in lines:
-                out = run_readme_line(ros_env, line, tmp_path)
                 args = shlex.split(line, comments=True)
                 if args[:5] == ["ros2", "param", "set", NODE, "ee_wrench_frame"]:
+                    out = run_readme_line(ros_env, line, tmp_path)
                     assert "Set parameter successful" in out, out
                     frame = args[5]
                 else:
@@ -306,18 +320,27 @@ class TestInverseDynamicsLaunch:
                             wrenches[link] = wrench
                         else:
                             wrenches.pop(link, None)
-                        diagnostics_until(driver, "wrench_links", lambda v: set(v.split()) == set(wrenches))
+                        links = set(wrenches)
+                        publish_until(
+                            ros_env, line, tmp_path, driver, "wrench_links",
+                            lambda v, s=links: set(v.split()) == s,
+                        )  # fmt: skip
                     else:
                         assert topic == f"{NODE}/payload", line
                         i = msg.get("inertia") or {}
                         mass = float(i.get("m", 0.0))
                         if mass == 0:
                             payload = None
-                            diagnostics_until(driver, "payload", lambda v: "~/payload cleared it" in v)
+                            done = "~/payload cleared it"
+                            publish_until(
+                                ros_env, line, tmp_path, driver, "payload", lambda v, d=done: d in v
+                            )
                         else:
                             payload = (link, mass, xyz(i.get("com")), inertia_matrix(i))
                             done = f"{mass:.4g} kg on {link}"
-                            diagnostics_until(driver, "payload", lambda v, d=done: v.startswith(d))
+                            publish_until(
+                                ros_env, line, tmp_path, driver, "payload", lambda v, d=done: v.startswith(d)
+                            )
                 model = MODEL if payload is None else MODEL.with_payload(*payload)
                 expected = rnea(model, q, qd, np.zeros(7), wrenches=dict(wrenches))
                 assert np.all(np.abs(expected) < MODEL.effort_limit), expected  # not clamped
@@ -325,12 +348,18 @@ class TestInverseDynamicsLaunch:
                 np.testing.assert_allclose(got, expected, rtol=0, atol=1e-9, err_msg=line)
             assert wrenches and payload is None  # the block's wrenches acted together, its payload went
         finally:  # the node as the other tests of the class expect it: no wrench, root axes
-            for link in wrenches:  # a zero wrench clears the link's
+            for link in list(wrenches):  # a zero wrench clears the link's
                 zero = f"'{{header: {{frame_id: {link}}}}}'"
-                run_readme_line(
-                    ros_env, f"ros2 topic pub --once {NODE}/ee_wrench {WRENCH_TYPE} {zero}", tmp_path
+                wrenches.pop(link)
+                links = set(wrenches)
+                publish_until(
+                    ros_env,
+                    f"ros2 topic pub --once {NODE}/ee_wrench {WRENCH_TYPE} {zero}",
+                    tmp_path,
+                    driver,
+                    "wrench_links",
+                    lambda v, s=links: set(v.split()) == s,
                 )
-            diagnostics_until(driver, "wrench_links", lambda v: v == "")
             param(ros_env, "set", NODE, "ee_wrench_frame", "root")
 
 
