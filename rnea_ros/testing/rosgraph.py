@@ -69,10 +69,10 @@ def start_node(
     return proc
 
 
-def stop(proc: subprocess.Popen, clean_exit: bool = True) -> str:
-    """Stop a process (SIGINT, then kill) and return what it printed. clean_exit: a process still
-    running when stopped must end on that SIGINT with exit code 0 (not a crash, not a kill), as
-    a node started by `ros2 launch` must when the launch is stopped."""
+def stop(proc: subprocess.Popen) -> str:
+    """Stop a process (SIGINT, then kill) and return what it printed. A process still running
+    when stopped must end on that SIGINT with exit code 0 (not a crash, not a kill), as a node
+    started by `ros2 launch` must when the launch is stopped."""
     interrupted = proc.poll() is None
     killed = False
     if interrupted:
@@ -89,7 +89,7 @@ def stop(proc: subprocess.Popen, clean_exit: bool = True) -> str:
         output = log.read()
     else:
         output = proc.stdout.read() if proc.stdout else ""
-    if clean_exit and interrupted and (killed or proc.returncode != 0):
+    if interrupted and (killed or proc.returncode != 0):
         how = "did not stop within 5 s of SIGINT" if killed else f"exited with {proc.returncode}"
         raise AssertionError(f"{proc.args!r} {how} on SIGINT:\n{output[-4000:]}")
     return output

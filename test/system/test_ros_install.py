@@ -167,7 +167,9 @@ def diagnostics_until(driver: Driver, key: str, done, timeout: float = 60.0) -> 
     raise AssertionError(f"/diagnostics {key}: {value!r} after {timeout} s")
 
 
-def publish_until(env: dict[str, str], line: str, cwd: Path, driver: Driver, key: str, done, node_log) -> str:
+def publish_until(
+    env: dict[str, str], line: str, cwd: Path, driver: Driver, key: str, done, node_log
+) -> None:
     """A `ros2 topic pub --once` line run until the node's /diagnostics `key` shows it took the
     message (done(value)), as a person would run it again: the command exits right after its one
     publish, and on a loaded machine that message is now and then never delivered. node_log():
@@ -177,7 +179,7 @@ def publish_until(env: dict[str, str], line: str, cwd: Path, driver: Driver, key
         outs.append(run_readme_line(env, line, cwd))
         with contextlib.suppress(AssertionError):
             diagnostics_until(driver, key, done, timeout=20.0)
-            return outs[-1]
+            return
     raise AssertionError(f"{line}: not taken after 4 runs\n{outs}\nnode:\n{node_log()[-3000:]}")
 
 
