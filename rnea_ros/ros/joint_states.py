@@ -9,6 +9,7 @@ joints aside: they follow their leader) is no older than the timeout.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -27,7 +28,7 @@ class Layout:
     commanded: bool  # whether the message carries an output (commanded) joint
 
 
-def layout(model: RobotModel, output: np.ndarray, names: list[str]) -> Layout:
+def layout(model: RobotModel, output: np.ndarray, names: Sequence[str]) -> Layout:
     """Map a joint_states name list onto the model; ValueError naming a duplicated joint."""
     position: dict[str, int] = {}
     for i, name in enumerate(names):

@@ -36,11 +36,16 @@ def _created(node: Node, topic: str, kind: str, create: Callable[[QoSProfile], A
         raise ParameterError(f"{_prefix(node, topic, kind)}.*", text) from None
 
 
-def subscription(node: Node, msg_type: type, topic: str, callback: Callable, qos: QoSProfile) -> Subscription:
-    """A subscription whose QoS the qos_overrides.<topic>.subscription.* parameters may change."""
+def subscription(
+    node: Node, msg_type: type, topic: str, callback: Callable, qos: QoSProfile, *, raw: bool = False
+) -> Subscription:
+    """A subscription whose QoS the qos_overrides.<topic>.subscription.* parameters may change;
+    raw: its callback gets the serialized message (bytes)."""
 
     def create(profile: QoSProfile) -> Subscription:
-        return node.create_subscription(msg_type, topic, callback, profile, qos_overriding_options=OPTIONS)
+        return node.create_subscription(
+            msg_type, topic, callback, profile, qos_overriding_options=OPTIONS, raw=raw
+        )
 
     return _created(node, topic, "subscription", create, qos)
 

@@ -51,6 +51,7 @@ from rnea_ros.nodes.inverse_dynamics.diagnostics import (
 from rnea_ros.nodes.inverse_dynamics.overrides import NONE, Overrides, message_link, payload_of, wrench_of
 from rnea_ros.nodes.inverse_dynamics.params import INVERSE_DYNAMICS
 from rnea_ros.ros import diagnostics, parameters, qos
+from rnea_ros.ros.cdr import Float64ArrayWriter, JointStateReader, JointStateWriter, WireJointState
 from rnea_ros.ros.common import (
     JOINT_STATES_QOS,
     InPlaceDoubles,
@@ -137,14 +138,22 @@ class InverseDynamicsNode(Node):
         self._deferred: tuple[str, str] | None = None  # (URDF, source) that waits for the kernels
         self._effort_pub = qos.publisher(self, Float64MultiArray, "~/effort_commands", COMMAND_QOS)
         self._command = Float64MultiArray()
-        self._command_data = InPlaceDoubles()  # its data, refilled per cycle
+        self._command_data = InPlaceDoubles()  # its data, refilled per cycle (where not sent as bytes)
+        self._command_bytes = Float64ArrayWriter(self._command)
         self._joint_efforts_pub = self.create_publisher(JointState, "~/joint_efforts", 10)
         self._term_pubs = {t: self.create_publisher(JointState, f"~/terms/{t}", 10) for t in TERMS}
         self._answers = {t: ReusedJointState() for t in (None, *TERMS)}  # per output, refilled
+        self._answer_bytes = {t: JointStateWriter() for t in (None, *TERMS)}  # ... or sent as bytes
+        self._reader = JointStateReader()  # joint_states are taken raw (bytes) and read by it
         self._diag_pub = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
         guard = self._guard
         self._joint_states_sub = qos.subscription(
-            self, JointState, "joint_states", guard("joint_states", self._on_joint_states), JOINT_STATES_QOS
+            self,
+            JointState,
+            "joint_states",
+            guard("joint_states", self._on_joint_states),
+            JOINT_STATES_QOS,
+            raw=True,
         )
         qos.subscription(
             self,
@@ -433,37 +442,45 @@ class InverseDynamicsNode(Node):
         except (ValueError, TypeError, OverflowError) as exc:
             self._drop("bad_trajectory", f"~/joint_trajectory rejected: {exc}")
 
-    def _on_joint_states(self, msg: JointState) -> None:
-        """Merge this message and every one queued behind it (any publisher's), then command once
-        for the newest that carries a commanded joint: nothing is lost, the newest state wins."""
+    def _on_joint_states(self, raw: bytes | None) -> None:
+        """Merge this message (serialized: the subscription is raw) and every one queued behind it
+        (any publisher's), then command once for the newest that carries a commanded joint:
+        nothing is lost, the newest state wins."""
         t0 = time.perf_counter()
         now_ns = clock_ns(self.get_clock())
         self.stats.last_receive_ns = now_ns
         loaded = self._loaded
         if not self._kernels.ready:  # compiling (cold cache): no kernel call in this thread
-            self._not_ready(msg)
+            self._not_ready(raw)
             return
         trigger = None
-        while msg is not None:
+        take = self._joint_states_sub.handle.take_message
+        while raw is not None:
             if loaded is None:
                 self.stats.reject("no_model", "no model loaded")
-            elif self._merge(loaded, msg, now_ns):
-                trigger = msg
-            taken = self._joint_states_sub.handle.take_message(JointState, False)
-            msg = None if taken is None else taken[0]
+            else:
+                try:
+                    msg = self._reader.read(raw)
+                except ValueError as exc:
+                    self._drop("bad_message", f"{exc}: no command")
+                else:
+                    if self._merge(loaded, msg, now_ns):
+                        trigger = msg
+            taken = take(JointState, True)
+            raw = None if taken is None else taken[0]
         if trigger is not None and loaded is not None:  # a trigger implies a model
             self._command_cycle(loaded, trigger, now_ns, t0)
 
-    def _not_ready(self, msg: JointState | None) -> None:
+    def _not_ready(self, raw: bytes | None) -> None:
         """joint_states while the kernels compile: every queued message taken, none answered."""
         reason = "kernels_failed" if self._kernels.error else "kernels_compiling"
         text = self._kernels.error or "the dynamics kernels are still compiling (cold numba cache)"
-        while msg is not None:
+        while raw is not None:
             self._drop(reason, f"{text}: no command")
-            taken = self._joint_states_sub.handle.take_message(JointState, False)
-            msg = None if taken is None else taken[0]
+            taken = self._joint_states_sub.handle.take_message(JointState, True)
+            raw = None if taken is None else taken[0]
 
-    def _merge(self, loaded: Loaded, msg: JointState, now_ns: int) -> bool:
+    def _merge(self, loaded: Loaded, msg: WireJointState, now_ns: int) -> bool:
         """Check a joint_states message and store its joints in the cache; whether it should
         trigger a command (it carries a commanded joint)."""
         stats = self.stats
@@ -471,7 +488,7 @@ class InverseDynamicsNode(Node):
         if len(msg.position) != n_msg or len(msg.velocity) not in (0, n_msg):
             self._drop("bad_length", "joint_states position/velocity lengths differ from name: no command")
             return False
-        key = tuple(msg.name)
+        key = msg.name  # a tuple
         lay = loaded.layouts.get(key)
         if lay is None:
             try:
@@ -482,13 +499,13 @@ class InverseDynamicsNode(Node):
             if len(loaded.layouts) > 32:
                 loaded.layouts.clear()
             loaded.layouts[key] = lay
-        stamp = stamp_ns(msg.header.stamp) or now_ns
+        stamp = msg.stamp_ns or now_ns
         stats.last_stamp_ns = max(stats.last_stamp_ns, stamp)
         timeout = self._params["joint_states_timeout"]
         if timeout > 0 and not self._fresh(stamp, now_ns, timeout):
             return False
-        position = np.asarray(msg.position, dtype=float)
-        velocity = np.asarray(msg.velocity, dtype=float) if len(msg.velocity) else None
+        position = msg.position
+        velocity = msg.velocity if len(msg.velocity) else None
         for values, what in ((position, "position"), (velocity, "velocity")):
             if values is None or _all_finite(values):  # nearly always: no gather of the model's joints
                 continue
@@ -502,7 +519,7 @@ class InverseDynamicsNode(Node):
             stats.ignored += 1  # another publisher's joints: kept for the next cycle
         return lay.commanded
 
-    def _command_cycle(self, loaded: Loaded, msg: JointState, now_ns: int, t0: float) -> None:
+    def _command_cycle(self, loaded: Loaded, msg: WireJointState, now_ns: int, t0: float) -> None:
         """Compute and publish the command for the cached state (`msg` triggered it)."""
         timeout = self._params["joint_states_timeout"]
         state = loaded.cache.state(now_ns - int(timeout * 1e9) if timeout > 0 else None)
@@ -527,7 +544,7 @@ class InverseDynamicsNode(Node):
                 loaded.desired.cancel()
                 self._drop("bad_trajectory", "~/joint_trajectory cancelled: its desired state is not finite")
         # the state's time: loop period (friction bound, runaway guard, feedback bound) and age
-        stamp = stamp_ns(msg.header.stamp) or now_ns
+        stamp = msg.stamp_ns or now_ns
         floating = cycle.floating
         if floating is not None:  # the base's state, fresh, or no command
             try:
@@ -555,14 +572,19 @@ class InverseDynamicsNode(Node):
         total = efforts.total if out is None else efforts.total[out]
         if cycle.units is not None:  # effort_unit: the clamped joint torque in each joint's unit
             total = cycle.units.command(total)
-        self._command.data = self._command_data.filled(total)
-        self._effort_pub.publish(self._command)  # first: the robot waits for this one
+        command = self._command_bytes.bytes_for(total)
+        if command is None:
+            self._command.data = self._command_data.filled(total)
+        self._effort_pub.publish(self._command if command is None else command)  # first: the robot waits
         names = cycle.output_names
         if self._listened:
             terms = efforts.terms
             for term, publisher in self._listened:
                 values = total if term is None else terms[term] if out is None else terms[term][out]
-                publisher.publish(self._answers[term].filled(msg.header, names, values))
+                answer = self._answer_bytes[term].bytes_for(msg, names, values)
+                if answer is None:
+                    answer = self._answers[term].filled(msg.header, names, values)
+                publisher.publish(answer)
         mask = efforts.clamped if out is None else efforts.clamped[out]
         clamped = [names[k] for k in np.flatnonzero(mask)] if mask.any() else []
         self.stats.published(now_ns, time.perf_counter() - t0, clamped)
