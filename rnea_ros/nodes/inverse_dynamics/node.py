@@ -70,6 +70,7 @@ from rnea_ros.ros.model_source import (
     per_joint_parameters_fit,
     start_model_source,
 )
+from rnea_ros.ros.waitset_loop import stream
 from rnea_ros.trajectory.desired_state import DesiredState
 
 # ~/effort_commands and ~/joint_trajectory: reliable, keep last 10 (qos_overrides.* may change it).
@@ -147,13 +148,15 @@ class InverseDynamicsNode(Node):
         self._reader = JointStateReader()  # joint_states are taken raw (bytes) and read by it
         self._diag_pub = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
         guard = self._guard
-        self._joint_states_sub = qos.subscription(
-            self,
-            JointState,
-            "joint_states",
-            guard("joint_states", self._on_joint_states),
-            JOINT_STATES_QOS,
-            raw=True,
+        self._joint_states_sub = stream(
+            qos.subscription(
+                self,
+                JointState,
+                "joint_states",
+                guard("joint_states", self._on_joint_states),
+                JOINT_STATES_QOS,
+                raw=True,
+            )
         )
         qos.subscription(
             self,
@@ -163,11 +166,13 @@ class InverseDynamicsNode(Node):
             COMMAND_QOS,
         )
         self.create_subscription(WrenchStamped, "~/ee_wrench", guard("ee_wrench", self._on_wrench), 10)
-        self.create_subscription(Imu, "~/imu", guard("imu", self._on_imu), JOINT_STATES_QOS)
+        stream(self.create_subscription(Imu, "~/imu", guard("imu", self._on_imu), JOINT_STATES_QOS))
         self.create_subscription(InertiaStamped, "~/payload", guard("payload", self._on_payload), 10)
         if self._params["root_joint"] != "fixed":  # base state and contacts (floating_base_node.md)
-            self.create_subscription(
-                Odometry, "~/odometry", guard("odometry", self._on_odometry), JOINT_STATES_QOS
+            stream(
+                self.create_subscription(
+                    Odometry, "~/odometry", guard("odometry", self._on_odometry), JOINT_STATES_QOS
+                )
             )
             self.create_subscription(
                 UInt8MultiArray, "~/contact_state", guard("contact_state", self._on_contact_state), 10

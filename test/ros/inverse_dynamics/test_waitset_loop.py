@@ -154,6 +154,81 @@ def test_memory_is_bounded_by_the_qos_depth(context) -> None:
     executor.shutdown()
 
 
+def test_while_a_stream_flows_everything_else_is_still_served(context) -> None:
+    """A stream at ~1 kHz (what `stream()` is for): every stream message arrives and most waits are
+    on the streams' small set; meanwhile services answer, other subscriptions get every message,
+    timers faster and slower than FULL_WAIT_NS fire at their rate, a guard condition wakes the
+    loop; after the stream stops, a service answers again from a wait on everything."""
+    node, peer = Node("loop_stream", context=context), Node("loop_stream_peer", context=context)
+    executor = WaitSetExecutor(context=context)
+    executor.add_node(node)
+    executor.add_node(peer)
+    streamed: list[int] = []
+    other: list[int] = []
+    ticks: dict[float, int] = {0.002: 0, 0.02: 0}
+    waitset_loop.stream(
+        node.create_subscription(String, "fast", lambda m: streamed.append(int(m.data)), RELIABLE)
+    )
+    node.create_subscription(String, "slow", lambda m: other.append(int(m.data)), RELIABLE)
+    for period in ticks:
+        node.create_timer(period, lambda p=period: ticks.__setitem__(p, ticks[p] + 1))
+    calls: list[int] = []
+
+    def answer(request, response):
+        calls.append(1)
+        response.success = True
+        return response
+
+    node.create_service(Trigger, "during_stream", answer)
+    client = peer.create_client(Trigger, "during_stream")
+    fast = peer.create_publisher(String, "fast", RELIABLE)
+    slow = peer.create_publisher(String, "slow", RELIABLE)
+    matched(fast, executor)
+    matched(slow, executor)
+    spin_until(executor, client.service_is_ready)
+    sent = 1500
+
+    def publish() -> None:
+        start = time.monotonic()
+        for k in range(sent):
+            time.sleep(max(0.0, start + k * 0.001 - time.monotonic()))
+            fast.publish(String(data=str(k)))
+            if k % 100 == 0:
+                slow.publish(String(data=str(k // 100)))
+
+    thread = threading.Thread(target=publish)
+    full0, stream0 = executor.full_waits, executor.stream_waits
+    thread.start()
+    spin_until(executor, lambda: len(streamed) >= 200)
+    t0, ticks0 = time.monotonic(), dict(ticks)
+    futures = []
+    while thread.is_alive():
+        if len(futures) < 10 and len(futures) <= len(calls):
+            futures.append(client.call_async(Trigger.Request()))
+        executor.spin_once(0.05)
+    elapsed = time.monotonic() - t0
+    thread.join()
+    fired = {p: ticks[p] - ticks0[p] for p in ticks}
+    spin_until(
+        executor,
+        lambda: len(streamed) == sent and len(other) == sent // 100 and all(f.done() for f in futures),
+    )
+    assert streamed == list(range(sent)) and other == list(range(sent // 100))
+    assert all(f.result().success for f in futures) and len(futures) == 10
+    full, streams = executor.full_waits - full0, executor.stream_waits - stream0
+    assert streams > 2 * full, (streams, full)  # most waits were on the streams' set
+    for period, count in fired.items():  # at their rate (half of it at least: a loaded machine)
+        assert count >= 0.5 * elapsed / period, (period, count, elapsed)
+    woken: list[int] = []
+    guard = node.create_guard_condition(lambda: woken.append(1))
+    executor.spin_once(0)
+    guard.trigger()
+    spin_until(executor, lambda: bool(woken))
+    after = client.call_async(Trigger.Request())
+    spin_until(executor, after.done, timeout=2.0)
+    executor.shutdown()
+
+
 def test_falls_back_to_the_default_executor_without_the_api(context, monkeypatch) -> None:
     """An rclpy whose implementation lacks WaitSet (another distribution): spin_waitset says so
     and serves the node with rclpy's SingleThreadedExecutor instead, until shutdown."""
