@@ -202,6 +202,8 @@ class JointStateWriter:
     def bytes_for(self, msg: WireJointState, names: Sequence[str], effort: np.ndarray) -> bytes | None:
         if not self.direct:
             return None
+        if effort.dtype is not _F8:
+            effort = effort.astype(_F8)
         if msg.frame_id != self._frame_id:
             if "\x00" in msg.frame_id:
                 return None
@@ -267,6 +269,8 @@ class Float64ArrayWriter:
         n = len(values)
         if n != self._n and not self._prepare(n):
             return None
+        if values.dtype is not _F8:
+            values = values.astype(_F8)
         return self._prefix + values.tobytes() if self.direct else None
 
     def _prepare(self, n: int) -> bool:

@@ -138,6 +138,12 @@ def test_answers_a_writer_cannot_write_are_left_to_the_message_path() -> None:
     assert writer.bytes_for(msg, ["a", "b"], np.ones(3)) is None  # names and efforts differ in count
     assert writer.bytes_for(msg, ["a\x00b"], np.ones(1)) is None  # a NUL: not a ROS string
     assert writer.bytes_for(msg, ["a"], np.ones(1)) is not None
+    as_float32 = deserialize_message(
+        writer.bytes_for(msg, ["a"], np.array([0.25], dtype=np.float32)), JointState
+    )
+    assert list(as_float32.effort) == [0.25]  # other dtypes are converted, never sent as raw bytes
+    command = Float64ArrayWriter(Float64MultiArray()).bytes_for(np.array([1, -2], dtype=np.int32))
+    assert list(deserialize_message(command, Float64MultiArray).data) == [1.0, -2.0]
 
 
 @settings(max_examples=100, deadline=None)
