@@ -294,7 +294,10 @@ class WaitSetExecutor(Executor):
     def _until_timer(self, most: int) -> int:
         """ns until the next timer is due, at most `most`."""
         for timer in self._timers.values():
-            left = timer.time_until_next_call()
+            try:
+                left = timer.time_until_next_call()
+            except InvalidHandle:  # destroyed by a callback of this round: rebuilt before the next wait
+                continue
             if left is not None and left < most:
                 most = max(left, 0)
         return most
