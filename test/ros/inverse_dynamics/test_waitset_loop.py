@@ -216,7 +216,7 @@ def test_while_a_stream_flows_everything_else_is_still_served(context) -> None:
     assert streamed == list(range(sent)) and other == list(range(sent // 100))
     assert all(f.result().success for f in futures) and len(futures) == 10
     full, streams = executor.full_waits - full0, executor.stream_waits - stream0
-    assert streams > full, (streams, full)  # most waits on the streams' set (a 2 ms timer: a full one every 2 ms)
+    assert streams > full, (streams, full)  # most waits on the streams' set (a 2 ms timer: full every 2 ms)
     for period, count in fired.items():  # at their rate (half of it at least: a loaded machine)
         assert count >= 0.5 * elapsed / period, (period, count, elapsed)
     woken: list[int] = []
