@@ -89,17 +89,22 @@ def send_payload(node: Driver, frame_id: str, mass: float, com=(0.0, 0.0, 0.0), 
 def settles_to(node: Driver, want_of, timeout: float = 5.0) -> tuple[np.ndarray, np.ndarray]:
     """Command random states until the node's answer equals want_of(q, qd) (the input travels on
     another topic than joint_states, so it may arrive a little later); the last answer. States
-    whose expected effort reaches a joint's limit are drawn again: the node clamps those."""
-    end, got = time.monotonic() + timeout, None
+    whose expected effort reaches a joint's limit are drawn again, up to 20 in a row: the node
+    clamps those. When the wrenches alone pass a limit (several links loaded), every state does:
+    then the answer is compared with the clamped expectation (the node's documented clamp)."""
+    end, got, beyond = time.monotonic() + timeout, None, 0
     while True:
         q, qd = random_state()
         want = want_of(q, qd)
-        if np.all(np.abs(want) < MODEL.effort_limit):
+        if np.all(np.abs(want) < MODEL.effort_limit) or beyond >= 20:
+            want = np.clip(want, -MODEL.effort_limit, MODEL.effort_limit)
             got = node.command_for(node.state(NAMES, q, qd), timeout=1.0)
             if got is not None and np.allclose(got, want, rtol=0, atol=1e-9):
                 return got, want
+        else:
+            beyond += 1
         if time.monotonic() > end:
-            assert got is not None, "no command within limits was answered"
+            assert got is not None, "no command was answered"
             return got, want
 
 
