@@ -12,15 +12,16 @@ served from a second wait set polled without waiting every EVENT_POLL_NS: in eve
 cost more than the rest.
 
 Streams. A subscription marked with `stream(subscription)` (the node's joint_states, IMU and
-odometry) is a sensor stream, and it is waited on in a small third wait set: the streams and the
-guard conditions. Only every FULL_WAIT_NS, when a timer is due (`Timer.time_until_next_call`,
-read after each full wait), and whenever that small wait ends without a message, does a wait
-take in every entity (timers, the other subscriptions, services, clients, waitables). In a 1 kHz
-loop of the inverse_dynamics node this took the CPU per command from 100–120 µs to 61–79 µs:
-the middleware's wait costs per entity (a timer adds its own guard condition), and a wait on all
-of them every millisecond cost a third of the cycle. The price: while a stream flows, a parameter
-request, a trajectory or a wrench message waits up to FULL_WAIT_NS (plus one stream period) to
-be served; timers still fire when due. Its memory is bounded whatever the input rate: nothing is queued in
+odometry, and the trajectory and wrench inputs a cycle may need at once; with them the /clock of
+use_sim_time) is waited on in a small third wait set: the streams and the guard conditions. Only
+every FULL_WAIT_NS, when a timer is due (`Timer.time_until_next_call`, read after each full
+wait), and whenever that small wait ends without a message, does a wait take in every entity
+(timers, the other subscriptions, services, clients, waitables). In a 1 kHz loop of the
+inverse_dynamics node this took the CPU per command from 100–120 µs to 61–79 µs: the middleware's
+wait costs per entity (a timer adds its own guard condition), and a wait on all of them every
+millisecond cost a third of the cycle. The price: while a stream flows, a parameter request or a
+message of another subscription waits up to FULL_WAIT_NS (plus one stream period) to be served;
+timers still fire when due. Its memory is bounded whatever the input rate: nothing is queued in
 Python, a subscription holds at most its QoS depth in the middleware. Every callback also runs
 under the node's error handler (`_internal_error(where, text)` of the package's nodes, else a logged error),
 so an exception in a callback rclpy owns (the parameter services) costs that one call.
@@ -349,7 +350,7 @@ class WaitSetExecutor(Executor):
         if self._events and (self._event_wait_set is None or _exceeds(event_size, self._event_size)):
             self._event_wait_set = self._impl.WaitSet(*event_size, self._context.handle)
             self._event_size = event_size
-        streams = [s for s in subs if s in _STREAMS]
+        streams = [s for s in subs if s in _STREAMS or _is_clock(s)]
         stream_size = (len(streams), len(guards) + 2, 0, 0, 0, 0)
         if streams and (self._stream_wait_set is None or _exceeds(stream_size, self._stream_size)):
             self._stream_wait_set = self._impl.WaitSet(*stream_size, self._context.handle)
@@ -487,6 +488,15 @@ def _capacity(count: Any, waitables: list[Any]) -> tuple[int, ...]:
 
 def _exceeds(size: tuple[int, ...], capacity: tuple[int, ...]) -> bool:
     return any(a > b for a, b in zip(size, capacity, strict=True))
+
+
+def _is_clock(subscription: Any) -> bool:
+    """The /clock subscription of use_sim_time (rclpy's TimeSource): a stream whenever there are
+    streams, as the node's time (stamps' ages, trajectory sampling) moves with it."""
+    try:
+        return subscription.topic_name == "/clock"
+    except InvalidHandle:
+        return False
 
 
 def _is_qos_event(waitable: Any) -> bool:

@@ -158,14 +158,18 @@ class InverseDynamicsNode(Node):
                 raw=True,
             )
         )
-        qos.subscription(
-            self,
-            JointTrajectory,
-            "~/joint_trajectory",
-            guard("joint_trajectory", self._on_trajectory),
-            COMMAND_QOS,
+        # the inputs a cycle may need at once are streams (waitset_loop): served at every wait
+        stream(
+            qos.subscription(
+                self,
+                JointTrajectory,
+                "~/joint_trajectory",
+                guard("joint_trajectory", self._on_trajectory),
+                COMMAND_QOS,
+            )
         )
-        self.create_subscription(WrenchStamped, "~/ee_wrench", guard("ee_wrench", self._on_wrench), 10)
+        on_wrench = guard("ee_wrench", self._on_wrench)
+        stream(self.create_subscription(WrenchStamped, "~/ee_wrench", on_wrench, 10))
         stream(self.create_subscription(Imu, "~/imu", guard("imu", self._on_imu), JOINT_STATES_QOS))
         self.create_subscription(InertiaStamped, "~/payload", guard("payload", self._on_payload), 10)
         if self._params["root_joint"] != "fixed":  # base state and contacts (floating_base_node.md)
