@@ -31,10 +31,10 @@ Humble and Kilted are not tested here; checked at start by `missing_api`, which 
 missing, and `spin_waitset` then spins rclpy's default executor):
 - public: `rclpy.executors.Executor` (subclassed: `add_node`, `wake`, `create_task`, `shutdown`),
   `Node.subscriptions/timers/clients/services/guards/waitables`, `Subscription.msg_type/raw/
-  callback/handle`, `Timer.callback/handle`, `Service.srv_type/callback/handle/send_response`,
-  `Client.srv_type/handle/get_pending_request`, `GuardCondition`, `rclpy.signals.
-  SignalHandlerGuardCondition`, `Waitable.get_num_entities/add_to_wait_set/is_ready/take_data/
-  execute`, `Context.ok/on_shutdown`;
+  callback/handle/topic_name`, `Timer.callback/handle/time_until_next_call`, `Service.srv_type/
+  callback/handle/send_response`, `Client.srv_type/handle/get_pending_request`, `GuardCondition`,
+  `rclpy.signals.SignalHandlerGuardCondition`, `Waitable.get_num_entities/add_to_wait_set/
+  is_ready/take_data/execute`, `Context.ok/on_shutdown`;
 - private (the pybind module `rclpy.impl.implementation_singleton.rclpy_implementation`, which
   rclpy's own executor uses the same way): `WaitSet(n_subscriptions, n_guards, n_timers,
   n_clients, n_services, n_events, context)` and its `clear_entities`, `add_subscription`,
@@ -160,10 +160,11 @@ class WaitSetExecutor(Executor):
         self._wait_set: Any = None
         self._size: tuple[int, ...] = ()
         self._adds: list[tuple[Callable, Any]] = []  # (wait_set.add_x, handle) in add order
-        self._stream_wait_set: Any = None  # streams, timers and guard conditions (module doc)
+        self._stream_wait_set: Any = None  # streams and guard conditions (module doc)
         self._stream_size: tuple[int, ...] = ()
         self._stream_adds: list[tuple[Callable, Any]] = []  # empty: no stream
         self._next_full_wait = 0  # monotonic ns: the first wait after it takes in every entity
+        self.streams: list[Any] = []  # the subscriptions in the streams' set
         self.full_waits = 0  # waits on every entity, and on the streams' set (tests, benches)
         self.stream_waits = 0
         self._subscriptions: dict[int, Any] = {}  # handle pointer → entity
@@ -350,7 +351,9 @@ class WaitSetExecutor(Executor):
         if self._events and (self._event_wait_set is None or _exceeds(event_size, self._event_size)):
             self._event_wait_set = self._impl.WaitSet(*event_size, self._context.handle)
             self._event_size = event_size
-        streams = [s for s in subs if s in _STREAMS or _is_clock(s)]
+        streams = [s for s in subs if s in _STREAMS]
+        if streams:  # the node's time moves with /clock under use_sim_time
+            streams += [s for s in subs if s not in _STREAMS and _is_clock(s)]
         stream_size = (len(streams), len(guards) + 2, 0, 0, 0, 0)
         if streams and (self._stream_wait_set is None or _exceeds(stream_size, self._stream_size)):
             self._stream_wait_set = self._impl.WaitSet(*stream_size, self._context.handle)
@@ -368,6 +371,7 @@ class WaitSetExecutor(Executor):
         adds += [(ws.add_client, c.handle) for c in clients]
         adds += [(ws.add_service, s.handle) for s in services]
         self._adds = adds
+        self.streams = streams
         self._stream_adds = []
         if streams:
             sws = self._stream_wait_set
@@ -492,7 +496,8 @@ def _exceeds(size: tuple[int, ...], capacity: tuple[int, ...]) -> bool:
 
 def _is_clock(subscription: Any) -> bool:
     """The /clock subscription of use_sim_time (rclpy's TimeSource): a stream whenever there are
-    streams, as the node's time (stamps' ages, trajectory sampling) moves with it."""
+    streams, as the node's time (stamps' ages, trajectory sampling) moves with it; a node without
+    streams waits on everything anyway."""
     try:
         return subscription.topic_name == "/clock"
     except InvalidHandle:

@@ -255,6 +255,29 @@ def test_a_timer_that_destroys_itself_while_a_stream_flows(context) -> None:
     executor.shutdown()
 
 
+def test_clock_joins_the_streams_of_a_node_that_has_streams_only(context) -> None:
+    """/clock (use_sim_time) is served at every wait next to the streams; a node without streams
+    (trajectory_feedforward) keeps waiting on everything, its joint_states included."""
+    from builtin_interfaces.msg import Time
+    from rosgraph_msgs.msg import Clock
+
+    node, peer = Node("loop_clock", context=context), Node("loop_clock_peer", context=context)
+    executor = WaitSetExecutor(context=context)
+    executor.add_node(node)
+    ticks: list[int] = []
+    node.create_subscription(Clock, "/clock", lambda m: ticks.append(m.clock.nanosec), RELIABLE)
+    clock = peer.create_publisher(Clock, "/clock", RELIABLE)
+    matched(clock, executor)
+    for k in range(20):
+        clock.publish(Clock(clock=Time(nanosec=k)))
+    spin_until(executor, lambda: len(ticks) == 20)
+    assert executor.stream_waits == 0  # no stream: /clock alone does not make one
+    waitset_loop.stream(node.create_subscription(String, "fast_for_clock", lambda m: None, RELIABLE))
+    executor.spin_once(0)
+    assert [s.topic_name for s in executor.streams] == ["/fast_for_clock", "/clock"]
+    executor.shutdown()
+
+
 def test_falls_back_to_the_default_executor_without_the_api(context, monkeypatch) -> None:
     """An rclpy whose implementation lacks WaitSet (another distribution): spin_waitset says so
     and serves the node with rclpy's SingleThreadedExecutor instead, until shutdown."""
