@@ -118,7 +118,7 @@ class JointStateReader:
         end = 16 + length
         if length == 0 or raw[end - 1] != 0:
             raise ValueError("frame_id")
-        frame_id = raw[16 : end - 1].decode("utf-8", "replace") if length > 1 else ""
+        frame_id = _text(raw[16 : end - 1]) if length > 1 else ""
         at = (end + 3) & ~3  # offsets count from the buffer; its header is 4 bytes: same 4-alignment
         block = self._block
         if block and raw.startswith(block, at):
@@ -148,9 +148,16 @@ def _strings(raw: bytes, at: int) -> tuple[tuple[str, ...], int]:
         end = at + length
         if length == 0 or end > len(raw) or raw[end - 1] != 0:
             raise ValueError("name")
-        names.append(raw[at : end - 1].decode("utf-8", "replace"))
+        names.append(_text(raw[at : end - 1]))
         at = end
     return tuple(names), at
+
+
+def _text(data: bytes) -> str:
+    """A string's bytes as rclpy reads them: up to the first NUL, UTF-8 with replacement."""
+    if b"\x00" in data:
+        data = data[: data.index(b"\x00")]
+    return data.decode("utf-8", "replace")
 
 
 def _doubles(raw: bytes, at: int) -> tuple[np.ndarray, int]:

@@ -93,6 +93,18 @@ def test_cut_or_damaged_bytes_give_a_value_error_or_rclpys_reading(
         assert_same(got, expected)  # where both read it, alike (rclpy's may read beyond the cut)
 
 
+def test_a_nul_inside_a_string_ends_it_as_rclpy_reads_it() -> None:
+    msg = JointState(name=["abc", "de"], position=[1.0, 2.0])
+    msg.header.frame_id = "xyz"
+    raw = bytearray(serialize_message(msg))
+    for text in (b"xyz", b"abc"):
+        at = raw.index(text)
+        raw[at + 1] = 0  # "x\0z", "a\0c"
+    expected = deserialize_message(bytes(raw), JointState)
+    assert expected.header.frame_id == "x" and list(expected.name) == ["a", "de"]
+    assert_same(JointStateReader().read(bytes(raw)), expected)
+
+
 def test_without_its_direct_path_the_reader_gives_the_same_through_rclpy() -> None:
     reader = JointStateReader()
     reader.direct = False
