@@ -4,11 +4,10 @@ command as bytes built from a prefix kept per length, without building or serial
 
 A JointState taken and converted by rclpy costs the node's cycle more than its whole effort law
 (~24 µs of CPU per message in a 1 kHz loop): here a message is a few slices and `np.frombuffer`
-copies. (The ~/joint_efforts answers are still published as messages: sent as bytes too, the
-lock-step mismatch demo's URDF run lost its deterministic result, for a cause not found; see
-docs/performance.md.) rclpy's public API carries the
-bytes: a subscription created with `raw=True` hands its callback the serialized message, and
-`Publisher.publish` takes bytes as already serialized.
+copies. rclpy's public API carries the bytes: a subscription created with `raw=True` hands its
+callback the serialized message, and `Publisher.publish` takes bytes as already serialized. (The
+~/joint_efforts answers are still published as messages: see docs/performance.md, 2026-11-27
+afternoon, for why.)
 
 The format is the one ROS 2's middlewares use (Fast DDS, Cyclone DDS, Zenoh): classic CDR, little
 endian, after the 4-byte encapsulation header 00 01 00 00; every primitive aligned to its size
@@ -36,7 +35,6 @@ ENCAPSULATION = b"\x00\x01\x00\x00"  # CDR, little endian, no options
 _NATIVE = sys.byteorder == "little"  # the arrays read are float64 in the host's order
 _F8 = np.dtype("<f8")
 _U32 = struct.Struct("<I")
-_STAMP = struct.Struct("<iI")  # builtin_interfaces/Time: int32 sec, uint32 nanosec
 _HEAD = struct.Struct("<iII")  # the stamp, then the length of header.frame_id
 _EMPTY = np.empty(0)
 _EMPTY.flags.writeable = False
@@ -173,14 +171,13 @@ def _doubles(raw: bytes, at: int) -> tuple[np.ndarray, int]:
 
 
 class _Cdr:
-    """Builds CDR bytes (after the encapsulation header) field by field, for the prefixes."""
+    """Builds the CDR bytes after the encapsulation header field by field, for a prefix."""
 
-    def __init__(self, start: int) -> None:
+    def __init__(self) -> None:
         self.out = bytearray()
-        self.start = start  # offset counted from the end of the header where `out` begins
 
     def align(self, size: int) -> None:
-        self.out += bytes(-(self.start + len(self.out)) % size)
+        self.out += bytes(-len(self.out) % size)
 
     def u32(self, value: int) -> None:
         self.align(4)
@@ -216,7 +213,7 @@ class Float64ArrayWriter:
         if not self.direct:
             return False
         layout = self.template.layout
-        cdr = _Cdr(0)
+        cdr = _Cdr()
         cdr.u32(len(layout.dim))
         for dim in layout.dim:
             if "\x00" in dim.label:
