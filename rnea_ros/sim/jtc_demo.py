@@ -233,7 +233,9 @@ class Supervisor:
         try:
             self.states.clear()
             # the simulator publishes (at rest, time 0) and listens for trajectories
-            self.spin_until(lambda: self.states and listeners() >= 2, f"{sim} to listen for trajectories")
+            self.spin_until(
+                lambda: from_rest(self.states) and listeners() >= 2, f"{sim} to listen for trajectories"
+            )
             self.spin_until(lambda: publisher.get_subscription_count() > 0, "the trajectory's receiver")
             self.spin_for(0.5)  # discovery settles on every side
             self.jtc_received.clear()
@@ -307,6 +309,19 @@ class Supervisor:
         self.executor.shutdown()
         self.node.destroy_node()
         rclpy.try_shutdown()
+
+
+def from_rest(states: list) -> bool:
+    """Whether a new simulator's first state (at rest, stamped 0) is in `states`; the states
+    before it are removed. They are the previous simulator's last ones, still queued (depth
+    1000) when a loaded supervisor fell behind: stamped beyond the trajectory's end, they would
+    end the new run before it started."""
+    for k, msg in enumerate(states):
+        if _stamp(msg) == 0.0:
+            del states[:k]
+            return True
+    states.clear()
+    return False
 
 
 def _stamp(msg) -> float:
