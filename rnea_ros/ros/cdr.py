@@ -1,18 +1,17 @@
 """JointState and Float64MultiArray as the middleware carries them (CDR bytes), for the hot path:
-read a joint_states message taken raw without building a JointState, and publish the effort
-command as bytes built from a prefix kept per length, without building or serializing a message.
+read a joint_states message taken raw without building a JointState, and publish efforts as
+bytes built from a prefix kept per header and names, without building or serializing a message.
 
-A JointState taken and converted by rclpy costs the node's cycle more than its whole effort law
-(~24 µs of CPU per message in a 1 kHz loop): here a message is a few slices and `np.frombuffer`
-copies. rclpy's public API carries the bytes: a subscription created with `raw=True` hands its
-callback the serialized message, and `Publisher.publish` takes bytes as already serialized. (The
-~/joint_efforts answers are still published as messages: see docs/performance.md, 2026-11-27
-afternoon, for why.)
+A JointState built and converted by rclpy costs the node's cycle more than its whole effort law
+(taking it ~24 µs of CPU per message in a 1 kHz loop, serializing the two outputs ~18 µs): here a
+message is a few slices, `np.frombuffer` copies and one bytes join. rclpy's public API carries the
+bytes: a subscription created with `raw=True` hands its callback the serialized message, and
+`Publisher.publish` takes bytes as already serialized.
 
 The format is the one ROS 2's middlewares use (Fast DDS, Cyclone DDS, Zenoh): classic CDR, little
 endian, after the 4-byte encapsulation header 00 01 00 00; every primitive aligned to its size
 counted from the end of that header; a string is its length with the NUL, its bytes and the NUL;
-a sequence its count, then its elements. The reader and the writer check themselves once against
+a sequence its count, then its elements. Each reader and writer checks itself once against
 rclpy's own (de)serializer (`rclpy.serialization`, the running middleware's): where the two
 disagree (another format, a big-endian host), it uses rclpy's conversion instead, so a message is
 never misread, only read slower.
@@ -23,18 +22,20 @@ from __future__ import annotations
 import struct
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 from rclpy.serialization import deserialize_message, serialize_message
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, Header
 
-__all__ = ["Float64ArrayWriter", "JointStateReader", "WireJointState"]
+__all__ = ["Float64ArrayWriter", "JointStateReader", "JointStateWriter", "WireJointState"]
 
 ENCAPSULATION = b"\x00\x01\x00\x00"  # CDR, little endian, no options
 _NATIVE = sys.byteorder == "little"  # the arrays read are float64 in the host's order
 _F8 = np.dtype("<f8")
 _U32 = struct.Struct("<I")
+_STAMP = struct.Struct("<iI")  # builtin_interfaces/Time: int32 sec, uint32 nanosec
 _HEAD = struct.Struct("<iII")  # the stamp, then the length of header.frame_id
 _EMPTY = np.empty(0)
 _EMPTY.flags.writeable = False
@@ -171,13 +172,14 @@ def _doubles(raw: bytes, at: int) -> tuple[np.ndarray, int]:
 
 
 class _Cdr:
-    """Builds the CDR bytes after the encapsulation header field by field, for a prefix."""
+    """Builds CDR bytes (after the encapsulation header) field by field, for the prefixes."""
 
-    def __init__(self) -> None:
+    def __init__(self, start: int) -> None:
         self.out = bytearray()
+        self.start = start  # offset counted from the end of the header where `out` begins
 
     def align(self, size: int) -> None:
-        self.out += bytes(-len(self.out) % size)
+        self.out += bytes(-(self.start + len(self.out)) % size)
 
     def u32(self, value: int) -> None:
         self.align(4)
@@ -187,6 +189,75 @@ class _Cdr:
         data = text.encode("utf-8") + b"\x00"
         self.u32(len(data))
         self.out += data
+
+
+class JointStateWriter:
+    """Serialized JointState answers: the input's stamp and frame_id, `names`, no position or
+    velocity, `effort`. `bytes_for(...)` builds one; None where a message must be published
+    instead (its self-check failed, a frame_id or name holds a NUL, or no effort). The frame_id
+    may change with every message (some drivers count in it); the names part is kept."""
+
+    __slots__ = ("_frame", "_frame_id", "_key", "_tails", "direct")
+
+    def __init__(self) -> None:
+        self._frame_id: str | None = None  # the last frame_id, and its bytes (a string, padded)
+        self._frame = b""
+        self._key: tuple[Any, int] | None = None  # (names object, n) of `_tails`
+        self._tails: dict[int, bytes] = {}  # names and counts up to the efforts, per start offset mod 8
+        self.direct = _NATIVE
+
+    def bytes_for(self, msg: WireJointState, names: Sequence[str], effort: np.ndarray) -> bytes | None:
+        if not self.direct:
+            return None
+        if effort.dtype is not _F8:
+            effort = effort.astype(_F8)
+        if msg.frame_id != self._frame_id:
+            if "\x00" in msg.frame_id:
+                return None
+            cdr = _Cdr(8)  # after the stamp
+            cdr.string(msg.frame_id)
+            cdr.align(4)
+            self._frame_id, self._frame = msg.frame_id, bytes(cdr.out)
+        n = len(effort)
+        key = self._key
+        if key is None or key[0] is not names or key[1] != n:
+            if n == 0 or n != len(names) or any("\x00" in s for s in names):
+                return None
+            self._key, self._tails = (names, n), {}
+        start = (8 + len(self._frame)) & 7
+        tail = self._tails.get(start)
+        if tail is None:
+            tail = self._tail(names, n, start)
+            if tail is None:
+                return None
+        return b"".join(
+            (ENCAPSULATION, _STAMP.pack(msg.sec, msg.nanosec), self._frame, tail, effort.tobytes())
+        )
+
+    def _tail(self, names: Sequence[str], n: int, start: int) -> bytes | None:
+        """The bytes from the name count to the first effort, starting at an offset ≡ start
+        (mod 8); checked once against rclpy's reading of a whole message."""
+        cdr = _Cdr(start)
+        cdr.u32(len(names))
+        for name in names:
+            cdr.string(name)
+        cdr.u32(0)  # position
+        cdr.u32(0)  # velocity
+        cdr.u32(n)  # effort
+        cdr.align(8)
+        tail = bytes(cdr.out)
+        probe = np.arange(1.0, n + 1.0)
+        raw = b"".join((ENCAPSULATION, _STAMP.pack(-7, 123), self._frame, tail, probe.tobytes()))
+        msg = deserialize_message(raw, JointState)  # the self-check: rclpy reads what it would write
+        if not (
+            msg.header.stamp.sec == -7 and msg.header.stamp.nanosec == 123
+            and msg.header.frame_id == self._frame_id and list(msg.name) == list(names)
+            and len(msg.position) == len(msg.velocity) == 0 and list(msg.effort) == probe.tolist()
+        ):  # fmt: skip
+            self.direct = False
+            return None
+        self._tails[start] = tail
+        return tail
 
 
 class Float64ArrayWriter:
@@ -213,7 +284,7 @@ class Float64ArrayWriter:
         if not self.direct:
             return False
         layout = self.template.layout
-        cdr = _Cdr()
+        cdr = _Cdr(0)
         cdr.u32(len(layout.dim))
         for dim in layout.dim:
             if "\x00" in dim.label:

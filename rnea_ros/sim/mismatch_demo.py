@@ -136,8 +136,9 @@ def supervise(
 
     out = Path(args.out) / "mismatch"
     processes = Processes(out / "logs" / name)
-    # the supervisor's joint_states subscription too, when it keeps them: the bag starts at rest
-    params["mujoco_sim"]["start_subscribers"] = 2 if keep_messages else 1
+    # the supervisor's joint_states subscription too (its recorder, or its gate), created once the
+    # node has the hold: the physics starts with it, and the bag at rest
+    params["mujoco_sim"]["start_subscribers"] = 2
     try:
         start_nodes(processes, write_parameters(params, out / f"{name}.params.yaml"), node_files)
         options = {"keep_messages": keep_messages, "hold": True}

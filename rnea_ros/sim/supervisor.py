@@ -47,6 +47,7 @@ from rnea_ros.trajectory.sampling import TrajectorySampler
 STATES_QOS = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE)
 TERMS_QOS = QoSProfile(depth=1000, reliability=ReliabilityPolicy.BEST_EFFORT)
 # smaller wait sets
+GATE_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.BEST_EFFORT)
 LEAN: dict[str, Any] = {"event_callbacks": SubscriptionEventCallbacks(use_default_callbacks=False)}
 STALL = 20.0  # s of wall time without simulated time advancing: the loop is dead
 SIM = "/mujoco_sim"
@@ -83,8 +84,16 @@ class Supervisor:
         self._window: list[tuple[float, list[float]]] = []  # (plant time, latencies) of the last WINDOW
         self.origin_ns: int | None = None  # stamp of plant time 0
         self.saved: str | None = None
+        # The physics' gate (the simulator's start_subscribers 2: the node and this): created once
+        # the node has the hold, so that the arm never runs without it. A hold published just as
+        # the node's reader appeared can reach it only with the writer's next heartbeat, seconds
+        # later (seen: the arm fell 146 degrees on joint 2 meanwhile, 3 runs in 10).
+        self.gate: Node | None = None
         if keep_messages:
             node.create_subscription(JointState, "joint_states", self._on_state, STATES_QOS, **LEAN)
+        elif hold:  # a node never spun: its reader keeps the newest state, no Python runs for it
+            self.gate = Node("demo_supervisor_gate")
+            self.gate.create_subscription(JointState, "joint_states", _ignore, GATE_QOS, raw=True, **LEAN)
         node.create_subscription(Clock, f"{SIM}/progress", self._on_progress, 10, **LEAN)
         node.create_subscription(Clock, f"{SIM}/time_origin", self._on_origin, DESCRIPTION_QOS)
         node.create_subscription(String, f"{SIM}/saved", self._on_saved, 10)
@@ -369,5 +378,11 @@ class Supervisor:
 
     def close(self) -> None:
         self.executor.shutdown()
+        if self.gate is not None:
+            self.gate.destroy_node()
         self.node.destroy_node()
         rclpy.try_shutdown()
+
+
+def _ignore(_: object) -> None:
+    """The gate's callback, never called (its node is not spun)."""

@@ -51,7 +51,7 @@ from rnea_ros.nodes.inverse_dynamics.diagnostics import (
 from rnea_ros.nodes.inverse_dynamics.overrides import NONE, Overrides, message_link, payload_of, wrench_of
 from rnea_ros.nodes.inverse_dynamics.params import INVERSE_DYNAMICS
 from rnea_ros.ros import diagnostics, parameters, qos
-from rnea_ros.ros.cdr import Float64ArrayWriter, JointStateReader, WireJointState
+from rnea_ros.ros.cdr import Float64ArrayWriter, JointStateReader, JointStateWriter, WireJointState
 from rnea_ros.ros.common import (
     JOINT_STATES_QOS,
     InPlaceDoubles,
@@ -70,6 +70,7 @@ from rnea_ros.ros.model_source import (
     per_joint_parameters_fit,
     start_model_source,
 )
+from rnea_ros.ros.waitset_loop import stream
 from rnea_ros.trajectory.desired_state import DesiredState
 
 # ~/effort_commands and ~/joint_trajectory: reliable, keep last 10 (qos_overrides.* may change it).
@@ -143,30 +144,39 @@ class InverseDynamicsNode(Node):
         self._joint_efforts_pub = self.create_publisher(JointState, "~/joint_efforts", 10)
         self._term_pubs = {t: self.create_publisher(JointState, f"~/terms/{t}", 10) for t in TERMS}
         self._answers = {t: ReusedJointState() for t in (None, *TERMS)}  # per output, refilled
+        self._answer_bytes = {t: JointStateWriter() for t in (None, *TERMS)}  # ... or sent as bytes
         self._reader = JointStateReader()  # joint_states are taken raw (bytes) and read by it
         self._diag_pub = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
         guard = self._guard
-        self._joint_states_sub = qos.subscription(
-            self,
-            JointState,
-            "joint_states",
-            guard("joint_states", self._on_joint_states),
-            JOINT_STATES_QOS,
-            raw=True,
+        self._joint_states_sub = stream(
+            qos.subscription(
+                self,
+                JointState,
+                "joint_states",
+                guard("joint_states", self._on_joint_states),
+                JOINT_STATES_QOS,
+                raw=True,
+            )
         )
-        qos.subscription(
-            self,
-            JointTrajectory,
-            "~/joint_trajectory",
-            guard("joint_trajectory", self._on_trajectory),
-            COMMAND_QOS,
+        # the inputs a cycle may need at once are streams (waitset_loop): served at every wait
+        stream(
+            qos.subscription(
+                self,
+                JointTrajectory,
+                "~/joint_trajectory",
+                guard("joint_trajectory", self._on_trajectory),
+                COMMAND_QOS,
+            )
         )
-        self.create_subscription(WrenchStamped, "~/ee_wrench", guard("ee_wrench", self._on_wrench), 10)
-        self.create_subscription(Imu, "~/imu", guard("imu", self._on_imu), JOINT_STATES_QOS)
+        on_wrench = guard("ee_wrench", self._on_wrench)
+        stream(self.create_subscription(WrenchStamped, "~/ee_wrench", on_wrench, 10))
+        stream(self.create_subscription(Imu, "~/imu", guard("imu", self._on_imu), JOINT_STATES_QOS))
         self.create_subscription(InertiaStamped, "~/payload", guard("payload", self._on_payload), 10)
         if self._params["root_joint"] != "fixed":  # base state and contacts (floating_base_node.md)
-            self.create_subscription(
-                Odometry, "~/odometry", guard("odometry", self._on_odometry), JOINT_STATES_QOS
+            stream(
+                self.create_subscription(
+                    Odometry, "~/odometry", guard("odometry", self._on_odometry), JOINT_STATES_QOS
+                )
             )
             self.create_subscription(
                 UInt8MultiArray, "~/contact_state", guard("contact_state", self._on_contact_state), 10
@@ -580,7 +590,10 @@ class InverseDynamicsNode(Node):
             terms = efforts.terms
             for term, publisher in self._listened:
                 values = total if term is None else terms[term] if out is None else terms[term][out]
-                publisher.publish(self._answers[term].filled(msg.header, names, values))
+                answer = self._answer_bytes[term].bytes_for(msg, names, values)
+                if answer is None:
+                    answer = self._answers[term].filled(msg.header, names, values)
+                publisher.publish(answer)
         mask = efforts.clamped if out is None else efforts.clamped[out]
         clamped = [names[k] for k in np.flatnonzero(mask)] if mask.any() else []
         self.stats.published(now_ns, time.perf_counter() - t0, clamped)

@@ -154,6 +154,136 @@ def test_memory_is_bounded_by_the_qos_depth(context) -> None:
     executor.shutdown()
 
 
+def test_while_a_stream_flows_everything_else_is_still_served(context) -> None:
+    """A stream at ~1 kHz (what `stream()` is for): every stream message arrives and most waits are
+    on the streams' small set; meanwhile services answer, other subscriptions get every message,
+    timers faster and slower than FULL_WAIT_NS fire at their rate, a guard condition wakes the
+    loop; after the stream stops, a service answers again from a wait on everything."""
+    node, peer = Node("loop_stream", context=context), Node("loop_stream_peer", context=context)
+    executor = WaitSetExecutor(context=context)
+    executor.add_node(node)
+    executor.add_node(peer)
+    streamed: list[int] = []
+    other: list[int] = []
+    ticks: dict[float, int] = {0.002: 0, 0.02: 0}
+    waitset_loop.stream(
+        node.create_subscription(String, "fast", lambda m: streamed.append(int(m.data)), RELIABLE)
+    )
+    node.create_subscription(String, "slow", lambda m: other.append(int(m.data)), RELIABLE)
+    for period in ticks:
+        node.create_timer(period, lambda p=period: ticks.__setitem__(p, ticks[p] + 1))
+    calls: list[int] = []
+
+    def answer(request, response):
+        calls.append(1)
+        response.success = True
+        return response
+
+    node.create_service(Trigger, "during_stream", answer)
+    client = peer.create_client(Trigger, "during_stream")
+    fast = peer.create_publisher(String, "fast", RELIABLE)
+    slow = peer.create_publisher(String, "slow", RELIABLE)
+    matched(fast, executor)
+    matched(slow, executor)
+    spin_until(executor, client.service_is_ready)
+    sent = 1500
+
+    def publish() -> None:
+        start = time.monotonic()
+        for k in range(sent):
+            time.sleep(max(0.0, start + k * 0.001 - time.monotonic()))
+            fast.publish(String(data=str(k)))
+            if k % 100 == 0:
+                slow.publish(String(data=str(k // 100)))
+
+    thread = threading.Thread(target=publish)
+    full0, stream0 = executor.full_waits, executor.stream_waits
+    thread.start()
+    spin_until(executor, lambda: len(streamed) >= 200)
+    t0, ticks0 = time.monotonic(), dict(ticks)
+    futures = []
+    while thread.is_alive():
+        if len(futures) < 10 and len(futures) <= len(calls):
+            futures.append(client.call_async(Trigger.Request()))
+        executor.spin_once(0.05)
+    elapsed = time.monotonic() - t0
+    thread.join()
+    fired = {p: ticks[p] - ticks0[p] for p in ticks}
+    spin_until(
+        executor,
+        lambda: len(streamed) == sent and len(other) == sent // 100 and all(f.done() for f in futures),
+    )
+    assert streamed == list(range(sent)) and other == list(range(sent // 100))
+    assert all(f.result().success for f in futures) and len(futures) == 10
+    full, streams = executor.full_waits - full0, executor.stream_waits - stream0
+    assert streams > full, (streams, full)  # most waits on the streams' set (a 2 ms timer: full every 2 ms)
+    for period, count in fired.items():  # at their rate (half of it at least: a loaded machine)
+        assert count >= 0.5 * elapsed / period, (period, count, elapsed)
+    woken: list[int] = []
+    guard = node.create_guard_condition(lambda: woken.append(1))
+    executor.spin_once(0)
+    guard.trigger()
+    spin_until(executor, lambda: bool(woken))
+    after = client.call_async(Trigger.Request())
+    spin_until(executor, after.done, timeout=2.0)
+    executor.shutdown()
+
+
+def test_a_timer_that_destroys_itself_while_a_stream_flows(context) -> None:
+    """As the node's kernel poll does once the kernels are ready: the loop goes on serving."""
+    node, peer = Node("loop_once", context=context), Node("loop_once_peer", context=context)
+    executor = WaitSetExecutor(context=context)
+    executor.add_node(node)
+    got: list[str] = []
+    waitset_loop.stream(node.create_subscription(String, "once", lambda m: got.append(m.data), RELIABLE))
+    fired: list[int] = []
+
+    def once() -> None:
+        fired.append(1)
+        node.destroy_timer(timer)
+
+    timer = node.create_timer(0.005, once)
+    pub = peer.create_publisher(String, "once", RELIABLE)
+    matched(pub, executor)
+    for k in range(300):
+        pub.publish(String(data=str(k)))
+        executor.spin_once(0.001)
+        if k == 100:
+            spin_until(executor, lambda: bool(fired))
+    spin_until(executor, lambda: len(got) == 300)
+    assert fired == [1] and got == [str(k) for k in range(300)]
+    executor.shutdown()
+
+
+def test_clock_joins_the_streams_of_a_node_that_has_streams_only(context) -> None:
+    """/clock (use_sim_time) is served at every wait next to the streams, in the order of the full
+    wait set (/clock first here, as rclpy's TimeSource subscribes before the node does: a state
+    served before the /clock of its step saw the node's time one step old, and the lock-step
+    mismatch demo's identified run tracked 3x worse); a node without streams
+    (trajectory_feedforward) keeps waiting on everything, its joint_states included."""
+    from builtin_interfaces.msg import Time
+    from rosgraph_msgs.msg import Clock
+
+    node, peer = Node("loop_clock", context=context), Node("loop_clock_peer", context=context)
+    executor = WaitSetExecutor(context=context)
+    executor.add_node(node)
+    ticks: list[int] = []
+    node.create_subscription(Clock, "/clock", lambda m: ticks.append(m.clock.nanosec), RELIABLE)
+    clock = peer.create_publisher(Clock, "/clock", RELIABLE)
+    matched(clock, executor)
+    for k in range(20):
+        clock.publish(Clock(clock=Time(nanosec=k)))
+    spin_until(executor, lambda: len(ticks) == 20)
+    assert executor.stream_waits == 0  # no stream: /clock alone does not make one
+    waitset_loop.stream(node.create_subscription(String, "fast_for_clock", lambda m: None, RELIABLE))
+    executor.spin_once(0)
+    assert [s.topic_name for s in executor.streams] == ["/clock", "/fast_for_clock"]
+    waitset_loop.stream(node.create_subscription(String, "later", lambda m: None, RELIABLE))
+    executor.spin_once(0)
+    assert [s.topic_name for s in executor.streams] == ["/clock", "/fast_for_clock", "/later"]
+    executor.shutdown()
+
+
 def test_falls_back_to_the_default_executor_without_the_api(context, monkeypatch) -> None:
     """An rclpy whose implementation lacks WaitSet (another distribution): spin_waitset says so
     and serves the node with rclpy's SingleThreadedExecutor instead, until shutdown."""

@@ -1,5 +1,5 @@
 """rnea_ros.ros.cdr against rclpy's own serialization (the running middleware's), the reference:
-every JointState it reads equals rclpy's reading of the same bytes, and every command it writes
+every JointState it reads equals rclpy's reading of the same bytes, and every message it writes
 reads back through rclpy as the message meant."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from rclpy.serialization import deserialize_message, serialize_message
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, MultiArrayDimension
 
-from rnea_ros.ros.cdr import Float64ArrayWriter, JointStateReader, WireJointState
+from rnea_ros.ros.cdr import Float64ArrayWriter, JointStateReader, JointStateWriter, WireJointState
 
 TEXT = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), max_size=12)
 DOUBLES = st.lists(st.floats(width=64), max_size=9)
@@ -115,6 +115,49 @@ def test_without_its_direct_path_the_reader_gives_the_same_through_rclpy() -> No
         reader.read(b"\x00\x01\x00\x00\x01")
 
 
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.tuples(TEXT, st.integers(-(2**31), 2**31 - 1), st.integers(0, 2**32 - 1)), min_size=1, max_size=5
+    ),
+    st.lists(TEXT, min_size=1, max_size=9),
+    st.data(),
+)
+def test_written_answers_read_back_through_rclpy(
+    headers: list, names: list[str], data: st.DataObject
+) -> None:
+    """One writer, a frame_id and stamp per message (as a driver that counts in frame_id)."""
+    writer = JointStateWriter()
+    for frame_id, sec, nanosec in headers:
+        effort = np.array(data.draw(st.lists(st.floats(width=64), min_size=len(names), max_size=len(names))))
+        msg = WireJointState(sec, nanosec, frame_id, (), effort[:0], effort[:0], effort[:0])
+        raw = writer.bytes_for(msg, names, effort)
+        assert raw is not None
+        back = deserialize_message(raw, JointState)
+        assert (back.header.stamp.sec, back.header.stamp.nanosec, back.header.frame_id) == (
+            sec,
+            nanosec,
+            frame_id,
+        )
+        assert list(back.name) == names and len(back.position) == len(back.velocity) == 0
+        np.testing.assert_array_equal(np.array(back.effort), effort)
+
+
+def test_answers_a_writer_cannot_write_are_left_to_the_message_path() -> None:
+    writer = JointStateWriter()
+    msg = WireJointState(1, 2, "base", (), np.empty(0), np.empty(0), np.empty(0))
+    assert writer.bytes_for(msg, [], np.empty(0)) is None  # no effort
+    assert writer.bytes_for(msg, ["a", "b"], np.ones(3)) is None  # names and efforts differ in count
+    assert writer.bytes_for(msg, ["a\x00b"], np.ones(1)) is None  # a NUL: not a ROS string
+    assert writer.bytes_for(msg, ["a"], np.ones(1)) is not None
+    as_float32 = deserialize_message(
+        writer.bytes_for(msg, ["a"], np.array([0.25], dtype=np.float32)), JointState
+    )
+    assert list(as_float32.effort) == [0.25]  # other dtypes are converted, never sent as raw bytes
+    command = Float64ArrayWriter(Float64MultiArray()).bytes_for(np.array([1, -2], dtype=np.int32))
+    assert list(deserialize_message(command, Float64MultiArray).data) == [1.0, -2.0]
+
+
 @settings(max_examples=100, deadline=None)
 @given(
     st.lists(st.tuples(TEXT, st.integers(0, 2**32 - 1), st.integers(0, 2**32 - 1)), max_size=3),
@@ -134,9 +177,3 @@ def test_written_commands_read_back_through_rclpy(dims: list, offset: int, strea
         back = deserialize_message(raw, Float64MultiArray)
         assert back.layout == template.layout
         np.testing.assert_array_equal(np.array(back.data), np.array(values))
-
-
-def test_commands_of_another_dtype_are_converted() -> None:
-    command = Float64ArrayWriter(Float64MultiArray()).bytes_for(np.array([1, -2], dtype=np.int32))
-    assert command is not None
-    assert list(deserialize_message(command, Float64MultiArray).data) == [1.0, -2.0]
