@@ -13,7 +13,9 @@ cost more than the rest.
 
 Streams. A subscription marked with `stream(subscription)` (the node's joint_states, IMU and
 odometry, and the trajectory and wrench inputs a cycle may need at once; with them the /clock of
-use_sim_time) is waited on in a small third wait set: the streams and the guard conditions. Only
+use_sim_time) is waited on in a small third wait set: the streams and the guard conditions, in
+the full set's order (/clock, which rclpy's TimeSource subscribes first, before the node's
+joint_states: served after it, a state saw the node's time one step old). Only
 every FULL_WAIT_NS, when a timer is due (`Timer.time_until_next_call`, read after each full
 wait), and whenever that small wait ends without a message, does a wait take in every entity
 (timers, the other subscriptions, services, clients, waitables). In a 1 kHz loop of the
