@@ -46,8 +46,8 @@ from rnea_ros.trajectory.sampling import TrajectorySampler
 # discovery is still settling; the terms (the plot only) best effort, which costs less.
 STATES_QOS = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE)
 TERMS_QOS = QoSProfile(depth=1000, reliability=ReliabilityPolicy.BEST_EFFORT)
+GATE_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.BEST_EFFORT)  # keeps the newest state only
 # smaller wait sets
-GATE_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.BEST_EFFORT)
 LEAN: dict[str, Any] = {"event_callbacks": SubscriptionEventCallbacks(use_default_callbacks=False)}
 STALL = 20.0  # s of wall time without simulated time advancing: the loop is dead
 SIM = "/mujoco_sim"
