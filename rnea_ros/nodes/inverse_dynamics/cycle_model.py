@@ -4,6 +4,7 @@ parameters, built once per change and swapped whole (no ROS here beyond plain va
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -51,6 +52,11 @@ class CycleModel:
             rot, _ = link_pose(self.model, q, link)
             out[link] = np.concatenate([rot @ local[:3], rot @ local[3:]])
         return out
+
+    @cached_property
+    def output_list(self) -> list[int]:
+        """`output` as a list of ints (indexing one row per cycle without numpy)."""
+        return self.output.tolist()
 
     @property
     def wrench_links(self) -> list[str]:

@@ -594,13 +594,12 @@ class InverseDynamicsNode(Node):
                 if answer is None:
                     answer = self._answers[term].filled(msg.header, names, values)
                 publisher.publish(answer)
-        mask = efforts.clamped if out is None else efforts.clamped[out]
-        clamped = [names[k] for k in np.flatnonzero(mask)] if mask.any() else []
+        clamped = efforts.clamped_joints(names, cycle.output_list)
         self.stats.published(now_ns, time.perf_counter() - t0, clamped)
         if clamped:
             text = f"effort clamped to its limit x effort_limit_scale on {', '.join(clamped)}"
             self._log.warn("clamped", text)
-        if efforts.feedback_scale.min() < SCALED:
+        if min(efforts.feedback_scale.tolist()) < SCALED:
             self._log.warn("feedback_scaled", feedback_scaled_text(cycle))
         if floating is not None and floating.solution is not None:  # after the command
             solution = floating.solution
@@ -736,9 +735,10 @@ def _trajectory_input(model: RobotModel, msg: JointTrajectory) -> tuple[np.ndarr
 
 
 def _all_finite(values: np.ndarray) -> bool:
-    """Whether a vector holds no NaN or Inf, without a temporary array (min and max carry NaN;
-    no overflow warning as a sum could give)."""
-    return len(values) == 0 or (math.isfinite(values.max()) and math.isfinite(values.min()))
+    """Whether a vector holds no NaN or Inf, as its sum in Python floats (0.15 µs for 9 values,
+    against 1.5 for numpy's max and min): NaN and Inf carry through; finite values whose sum
+    overflows give a false "not finite", which the exact check after it clears."""
+    return math.isfinite(sum(values.tolist()))
 
 
 def _checked(params: dict) -> dict:

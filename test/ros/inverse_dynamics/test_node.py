@@ -83,6 +83,15 @@ def test_shuffled_and_extra_joints_are_mapped_by_name(node: Driver) -> None:
     msg = node.state(names, [*q[order], 0.02, 5.0], [*qd[order], 0.0, 1.0])
     got = node.command_for(msg)
     assert got is not None and np.allclose(got, expected(q, qd), atol=1e-9)
+    # another publisher's joints at the edge of float64: their sum overflows, their values are
+    # finite, and the message still commands (the cheap check's false alarm is cleared)
+    names = [*NAMES, "rail_a", "rail_b"]
+    msg = node.state(names, [*q, 1.5e308, 1.5e308], [*qd, -1.7e308, -1.7e308])
+    got = node.command_for(msg)
+    assert got is not None and np.allclose(got, expected(q, qd), atol=1e-9)
+    msg = node.state(names, [*q, 1.5e308, np.nan], [*qd, 0.0, 0.0])  # not a model joint: ignored
+    got = node.command_for(msg)
+    assert got is not None and np.allclose(got, expected(q, qd), atol=1e-9)
 
 
 def test_missing_nan_wrong_length_and_stale_input_get_no_command_then_resume(node: Driver) -> None:

@@ -67,6 +67,13 @@ def test_total_is_clamped_to_limit_times_scale_and_flagged() -> None:
     np.testing.assert_array_equal(efforts.clamped, np.abs(raw) > limit)
     assert efforts.clamped[::2].all() and not efforts.clamped[1::2].any()
     np.testing.assert_allclose(efforts.total, np.clip(raw, -limit, limit), rtol=0, atol=0)
+    # the node's per-cycle form: names of the clamped joints, for any output order
+    names = MODEL.joint_names
+    order = list(range(N))[::-1]
+    assert efforts.clamped_joints(names, range(N)) == [n for n, c in zip(names, efforts.clamped) if c]
+    assert efforts.clamped_joints([names[j] for j in order], order) == [names[j] for j in order if j % 2 == 0]
+    compute_efforts(efforts, q, np.zeros(N), (q, np.zeros(N), np.zeros(N)))  # at rest: nothing clamped
+    assert efforts.clamped_joints(names, range(N)) == []
 
 
 @pytest.mark.parametrize("where", ["q", "qd", "desired qdd"])
