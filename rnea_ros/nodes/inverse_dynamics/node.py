@@ -599,7 +599,7 @@ class InverseDynamicsNode(Node):
         if clamped:
             text = f"effort clamped to its limit x effort_limit_scale on {', '.join(clamped)}"
             self._log.warn("clamped", text)
-        if min(efforts.feedback_scale.tolist()) < SCALED:
+        if min(efforts.feedback_scale.tolist(), default=1.0) < SCALED:
             self._log.warn("feedback_scaled", feedback_scaled_text(cycle))
         if floating is not None and floating.solution is not None:  # after the command
             solution = floating.solution
