@@ -70,7 +70,8 @@ def test_total_is_clamped_to_limit_times_scale_and_flagged() -> None:
     # the node's per-cycle form: names of the clamped joints, for any output order
     names = MODEL.joint_names
     order = list(range(N))[::-1]
-    assert efforts.clamped_joints(names, range(N)) == [n for n, c in zip(names, efforts.clamped) if c]
+    flagged = [n for n, c in zip(names, efforts.clamped, strict=True) if c]
+    assert efforts.clamped_joints(names, range(N)) == flagged
     assert efforts.clamped_joints([names[j] for j in order], order) == [names[j] for j in order if j % 2 == 0]
     compute_efforts(efforts, q, np.zeros(N), (q, np.zeros(N), np.zeros(N)))  # at rest: nothing clamped
     assert efforts.clamped_joints(names, range(N)) == []
