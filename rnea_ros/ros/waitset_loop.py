@@ -19,9 +19,10 @@ joint_states: served after it, a state saw the node's time one step old). Only
 every FULL_WAIT_NS, when a timer is due (`Timer.time_until_next_call`, read after each full
 wait), and whenever that small wait ends without a message, does a wait take in every entity
 (timers, the other subscriptions, services, clients, waitables). In a 1 kHz loop of the
-inverse_dynamics node this took the CPU per command from 100–120 µs to 61–79 µs: the middleware's
-wait costs per entity (a timer adds its own guard condition), and a wait on all of them every
-millisecond cost a third of the cycle. The price: while a stream flows, a parameter request or a
+inverse_dynamics node this took the thread CPU per command from 125 to 112 µs (median of four
+alternating pairs, docs/performance.md): the middleware's wait costs per entity (a timer adds
+its own guard condition), and a wait on all of them every millisecond was ~25 µs of a ~130 µs
+cycle (profiled). The price: while a stream flows, a parameter request or a
 message of another subscription waits up to FULL_WAIT_NS (plus one stream period) to be served;
 timers still fire when due. Its memory is bounded whatever the input rate: nothing is queued in
 Python, a subscription holds at most its QoS depth in the middleware. Every callback also runs
