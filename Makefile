@@ -29,12 +29,12 @@ $(STAMP): requirements.txt requirements-dev.txt $(DISTRO_REQUIREMENTS) setup.py 
 	$(PY) -m pip install --quiet --upgrade pip
 ifeq ($(ROS_DISTRO),jazzy)
 	$(PY) -m pip install --quiet -r requirements-dev.txt
-	$(PY) -m pip install --quiet --no-deps -e .
+	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e .
 	if [ -x "$(ROS2_WHEELS)/install.sh" ]; then "$(ROS2_WHEELS)/install.sh" $(PY) && touch $(VENV)/.ros2-wheels; fi
 else
 	grep -hv '^ros-jazzy-\|^-r ' requirements.txt requirements-dev.txt > $(VENV)/requirements-base.txt
 	$(PY) -m pip install --quiet -r $(VENV)/requirements-base.txt -r $(DISTRO_REQUIREMENTS)
-	$(PY) -m pip install --quiet --no-deps -e .
+	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e .
 endif
 	$(PY) -m rnea_ros.compiled.cache  # numba's kernel cache, so that no first start compiles
 	touch $(STAMP)

@@ -5,7 +5,7 @@ import subprocess
 import sys
 from glob import glob
 
-from setuptools import find_packages, setup
+from setuptools import Extension, find_packages, setup
 from setuptools.command.install_lib import install_lib
 
 PACKAGE = "rnea_ros"
@@ -29,12 +29,35 @@ class InstallLibWithKernels(install_lib):
         except (OSError, subprocess.SubprocessError) as exc:
             print(f"warning: the numba kernel cache was not prepared ({exc}); the first start compiles it")
 
+
+def pointer_call_extension() -> list[Extension]:
+    """The C extension `rnea_ros.compiled._pointer_call` (the cheapest call into the compiled
+    kernels, see rnea_ros/compiled/pointer_kernels.py). Optional: without numpy at build time (pip's
+    isolated build) or a C compiler the package installs without it and calls the kernels' numba
+    entry points instead."""
+    try:
+        import numpy
+    except ImportError:
+        print("note: numpy is not importable at build time: rnea_ros.compiled._pointer_call not built")
+        return []
+    return [
+        Extension(
+            f"{PACKAGE}.compiled._pointer_call",
+            [f"{PACKAGE}/compiled/_pointer_call.c"],
+            include_dirs=[numpy.get_include()],
+            optional=True,
+        )
+    ]
+
+
 setup(
     name=PACKAGE,
+    ext_modules=pointer_call_extension(),
     cmdclass={"install_lib": InstallLibWithKernels},
     version="0.1.0",
     packages=find_packages(exclude=["test", "test.*", "bench"]),
-    package_data={PACKAGE: ["py.typed"]},  # PEP 561: the package ships its type hints
+    # PEP 561: the package ships its type hints (the C extension's in a stub)
+    package_data={PACKAGE: ["py.typed", "compiled/_pointer_call.pyi"]},
     data_files=[
         ("share/ament_index/resource_index/packages", [f"resource/{PACKAGE}"]),
         (f"share/{PACKAGE}", ["package.xml"]),
@@ -43,7 +66,7 @@ setup(
     ],
     install_requires=["setuptools", "numpy"],
     extras_require={"fast": ["numba"]},
-    zip_safe=True,
+    zip_safe=False,  # the C extension
     maintainer="rnea_ros developers",
     maintainer_email="dev@rnea-ros.invalid",
     description="Real-time RNEA inverse dynamics node for ROS 2 and ros2_control.",

@@ -38,6 +38,7 @@ import numpy.typing as npt
 from rnea_ros.algorithms.configuration import base_placement
 from rnea_ros.compiled import entry_points as c
 from rnea_ros.compiled import kernels as k
+from rnea_ros.compiled import pointer_kernels as pk
 from rnea_ros.compiled.jit import HAVE_NUMBA
 from rnea_ros.errors import RneaError, UnknownLinkError
 from rnea_ros.model.data import Data
@@ -76,6 +77,15 @@ _MASS_MATRIX_PACKED = c.MASS_MATRIX_PACKED
 _FLOATING_RNEA_PACKED = c.FLOATING_RNEA_PACKED
 _FLOATING_GRAVITY_PACKED = c.FLOATING_GRAVITY_PACKED
 _FLOATING_MASS_MATRIX_PACKED = c.FLOATING_MASS_MATRIX_PACKED
+_POINTER = pk.AVAILABLE  # the pointer kernels: the same kernels, the argument checks in C
+_P_RNEA_PACKED = pk.RNEA_PACKED
+_P_GRAVITY_PACKED = pk.GRAVITY_PACKED
+_P_RNEA_PACKED_GRAVITY = pk.RNEA_PACKED_GRAVITY
+_P_GRAVITY_PACKED_GRAVITY = pk.GRAVITY_PACKED_GRAVITY
+_P_RNEA_PACKED_WRENCH = pk.RNEA_PACKED_WRENCH
+_P_RNEA_PACKED_WRENCH1 = pk.RNEA_PACKED_WRENCH1
+_P_FLOATING_RNEA_PACKED = pk.FLOATING_RNEA_PACKED
+_P_FLOATING_GRAVITY_PACKED = pk.FLOATING_GRAVITY_PACKED
 
 Wrenches = Mapping[str, npt.ArrayLike]  # link → [fx, fy, fz, tx, ty, tz], root axes (N, N m)
 
@@ -123,12 +133,13 @@ def _fast_record(model: RobotModel, gravity: Any, data: Data | None, out: Any) -
 
 
 def _rnea_wrench_fast(
-    model: RobotModel, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray, gravity: tuple, wrenches: Any,
-    data: Data | None,
+    model: RobotModel, q: Any, qd: Any, qdd: Any, gravity: tuple, wrenches: Any, data: Data | None,
+    pointer: bool,
 ) -> np.ndarray | None:
     """rnea with wrenches given as float64 6-vectors, through the Data's record and its wrench
     arrays for these links (`Data.wrench_layout`, rebuilt when the model or the links change:
-    only the six numbers per link are copied per call); None: the checked path decides."""
+    only the six numbers per link are copied per call), through the pointer kernels or the entry
+    point; None: another path decides."""
     n, source = model._kernel_args
     if data is None:
         data = model.default_data
@@ -151,15 +162,93 @@ def _rnea_wrench_fast(
                 slots.append((link, slice(start, start + 6)))
         layout = data.wrench_layout = (source, links, wb, wd, slots)
     _, _, wb, wd, slots = layout
+    tau = _empty(n)
+    if pointer and len(slots) == 1:  # one link's wrench: copied into its slot by the kernel
+        status = _P_RNEA_PACKED_WRENCH1.call(record, q, qd, qdd, wb, wd, wrenches[slots[0][0]], tau)
+        return tau if status == 0 else None  # OK
     for link, slot in slots:
         w = wrenches[link]
         if type(w) is not _ND or w.dtype is not _F64 or w.shape != (6,):
             return None
         wd[slot] = w  # force, then moment (WR_MOMENT = WR_FORCE + 3)
-    tau = _empty(n)
-    if _RNEA_PACKED_WRENCH.call(record, q, qd, qdd, wb, wd, tau) == 0:  # OK
-        return tau
-    return None
+    call = _P_RNEA_PACKED_WRENCH.call if pointer else _RNEA_PACKED_WRENCH.call
+    return tau if call(record, q, qd, qdd, wb, wd, tau) == 0 else None  # OK
+
+
+def _rnea_pointer(
+    model: RobotModel, q: Any, qd: Any, qdd: Any, gravity: Any, wrenches: Any, data: Any, out: Any
+) -> np.ndarray | None:
+    """rnea of one state through the pointer kernels, for every form but the default one (which
+    `rnea` runs itself); None when an argument does not qualify or the kernel reports a problem:
+    the other paths decide (and the checked one names the culprit)."""
+    if wrenches:
+        if type(gravity) is tuple and out is None:
+            return _rnea_wrench_fast(model, q, qd, qdd, gravity, wrenches, data, pointer=True)
+        return None
+    n, source = model._kernel_args
+    d = model.default_data if data is None else data
+    if type(d) is Data and d._source is source:  # a Data already holding this model: its record
+        if out is None:
+            result: Any = n  # n: the kernel call allocates τ
+        elif type(out) is _ND:
+            result = out
+        else:
+            return None
+        if gravity is d._gravity_key:
+            tau = _P_RNEA_PACKED.call(d._packed, q, qd, qdd, result)
+        elif type(gravity) is not tuple:
+            tau = _P_RNEA_PACKED_GRAVITY.call(d._packed, q, qd, qdd, gravity, result)
+        else:
+            tau = None
+        if out is None and tau is not None:
+            return tau
+        if out is not None and tau == 0:  # OK
+            return out
+        if type(gravity) is not tuple:
+            return None
+    fast = _fast_record(model, gravity, data, out)
+    if fast is None:
+        return None
+    record, g, tau = fast
+    if g is None:
+        status = _P_RNEA_PACKED.call(record, q, qd, qdd, tau)
+    else:
+        status = _P_RNEA_PACKED_GRAVITY.call(record, q, qd, qdd, g, tau)
+    return tau if status == 0 else None  # OK
+
+
+def _gravity_pointer(model: RobotModel, q: Any, gravity: Any, data: Any, out: Any) -> np.ndarray | None:
+    """gravity_torques through the pointer kernels, as _rnea_pointer."""
+    n, source = model._kernel_args
+    d = model.default_data if data is None else data
+    if type(d) is Data and d._source is source:  # as in _rnea_pointer
+        if out is None:
+            result: Any = n
+        elif type(out) is _ND:
+            result = out
+        else:
+            return None
+        if gravity is d._gravity_key:
+            tau = _P_GRAVITY_PACKED.call(d._packed, q, result)
+        elif type(gravity) is not tuple:
+            tau = _P_GRAVITY_PACKED_GRAVITY.call(d._packed, q, gravity, result)
+        else:
+            tau = None
+        if out is None and tau is not None:
+            return tau
+        if out is not None and tau == 0:  # OK
+            return out
+        if type(gravity) is not tuple:
+            return None
+    fast = _fast_record(model, gravity, data, out)
+    if fast is None:
+        return None
+    record, g, tau = fast
+    if g is None:
+        status = _P_GRAVITY_PACKED.call(record, q, tau)
+    else:
+        status = _P_GRAVITY_PACKED_GRAVITY.call(record, q, g, tau)
+    return tau if status == 0 else None  # OK
 
 
 def rnea(
@@ -174,6 +263,22 @@ def rnea(
     out: np.ndarray | None = None,
 ) -> np.ndarray:
     """Joint efforts τ = M q̈ + c + g + Σ Jᵀ F (N m or N) for one state (n,) or a batch (N, n)."""
+    if _POINTER:  # one state as float64 vectors: straight to the kernel (the vectors checked in C)
+        if model.root_nv:
+            if gravity is GRAVITY and data is None and out is None and not wrenches:
+                nv, fpacked = model._floating_kernel
+                tau = _P_FLOATING_RNEA_PACKED.call(fpacked, q, qd, qdd, nv)  # a new τ, or None
+                if tau is not None:
+                    return tau
+        elif gravity is GRAVITY and data is None and out is None and not wrenches:
+            n, packed = model._kernel_args
+            tau = _P_RNEA_PACKED.call(packed, q, qd, qdd, n)  # a new τ, or None
+            if tau is not None:
+                return tau
+        else:
+            pointer = _rnea_pointer(model, q, qd, qdd, gravity, wrenches, data, out)
+            if pointer is not None:
+                return pointer
     if (
         _FAST
         and type(q) is _ND
@@ -195,7 +300,7 @@ def rnea(
             return _floating_rnea(model, q, qd, qdd, gravity, wrenches, data, out)
         if wrenches:
             if type(gravity) is tuple and out is None:
-                tau = _rnea_wrench_fast(model, q, qd, qdd, gravity, wrenches, data)
+                tau = _rnea_wrench_fast(model, q, qd, qdd, gravity, wrenches, data, pointer=False)
                 if tau is not None:
                     return tau
         elif gravity is GRAVITY and data is None and out is None:
@@ -283,6 +388,16 @@ def gravity_torques(
     """Gravity torques g(q) (N m or N) for one configuration (n,) or a batch (N, n)."""
     if model.root_nv:
         return _floating_gravity(model, q, gravity, data, out)
+    if _POINTER:  # as in rnea
+        if gravity is GRAVITY and data is None and out is None:
+            n, packed = model._kernel_args
+            tau = _P_GRAVITY_PACKED.call(packed, q, n)  # a new τ, or None
+            if tau is not None:
+                return tau
+        else:
+            pointer = _gravity_pointer(model, q, gravity, data, out)
+            if pointer is not None:
+                return pointer
     if _FAST and type(q) is _ND and q.dtype is _F64 and q.ndim == 1:  # fast path, as in rnea
         if gravity is GRAVITY and data is None and out is None:
             n, packed = model._kernel_args
@@ -626,6 +741,11 @@ def _floating_gravity(
     model: RobotModel, q: npt.ArrayLike, gravity: npt.ArrayLike, data: Data | None, out: np.ndarray | None
 ) -> np.ndarray:
     """gravity_torques of a floating-root model: rnea at rest, the base included (nv)."""
+    if _POINTER and gravity is GRAVITY and data is None and out is None:
+        nv, fpacked = model._floating_kernel
+        tau = _P_FLOATING_GRAVITY_PACKED.call(fpacked, q, nv)  # a new τ, or None
+        if tau is not None:
+            return tau
     if _FAST and gravity is GRAVITY and data is None and out is None and _is_vector(q):
         nv, fpacked = model._floating_kernel
         tau = _empty(nv)

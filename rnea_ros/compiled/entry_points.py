@@ -15,7 +15,10 @@ guard call the kernel itself (numba's dispatch, which finds the declared signatu
 they pass). Without numba (`RNEA_ROS_NO_NUMBA=1` or not installed) a Kernel calls the plain-Python
 function and compiles nothing.
 
-This module imports only `kernels` and `jit`: nothing above `rnea_ros.compiled`.
+The one-state fast paths of the dynamics call the same kernels through `pointer_kernels` first
+(C-checked vectors, no unboxing), where that extension is built.
+
+This module imports only `kernels`, `jit` and `pointer_kernels`: nothing above `rnea_ros.compiled`.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from typing import Any, NamedTuple
 
 from rnea_ros.compiled import kernels as k
 from rnea_ros.compiled.jit import HAVE_NUMBA
+from rnea_ros.compiled.pointer_kernels import POINTER_KERNELS
 
 F: Any
 FA: Any
@@ -170,11 +174,14 @@ class Compilation(NamedTuple):
 
 def compile_kernels() -> Compilation:
     """Compile (or load from numba's disk cache) every kernel Python calls (KERNELS: the dynamics,
-    the effort law with its friction path and feedback bound, the momentum observer), so that no
-    later call compiles. Idempotent and thread-safe; without numba it does nothing. Not needed for
-    correct results: without it each kernel compiles on first use."""
+    the effort law with its friction path and feedback bound, the momentum observer; and the
+    pointer kernels, POINTER_KERNELS), so that no later call compiles. Idempotent and thread-safe;
+    without numba it does nothing. Not needed for correct results: without it each kernel compiles
+    on first use."""
     start = time.perf_counter()
     cold = False
     for kernel in KERNELS:
         cold |= kernel.compile()
+    for pointer in POINTER_KERNELS:  # after KERNELS: they reuse those compiled specializations
+        cold |= pointer.compile()
     return Compilation(time.perf_counter() - start, cold, HAVE_NUMBA)

@@ -33,6 +33,9 @@ class SizedModel(Protocol):
     def nv(self) -> int: ...
 
 
+_NO_GRAVITY = object()
+
+
 class Data:
     """Workspace of the kernels for models of up to `nv` joints; not shared between threads.
 
@@ -46,7 +49,9 @@ class Data:
         n = model.nv
         self.nv: int = n
         self._source: np.ndarray | None = None  # the packed record of the model whose tree is copied in
-        self._gravity_key: Any = None
+        # the gravity tuple the record holds; _NO_GRAVITY (no argument is that object) until one is
+        # set, so that `gravity is data._gravity_key` never takes an unset slot (gravity=None)
+        self._gravity_key: Any = _NO_GRAVITY
         self._gravity_slot = slice(0, 0)
         self._packed: np.ndarray | None = None
         # (model's packed record, link names, kernel wrench arrays, (link, slot) to fill): `dynamics`
@@ -73,7 +78,7 @@ class Data:
                 return None
             end = PK_TREE + n * TREE_STRIDE  # the count, then the tree records
             packed[:end] = source[:end]
-            self._source, self._gravity_key = source, None
+            self._source, self._gravity_key = source, _NO_GRAVITY
             self._gravity_slot = slice(end, end + 3)
         if gravity is self._gravity_key or type(gravity) is not tuple:  # same object: the default
             return packed

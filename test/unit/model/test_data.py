@@ -52,6 +52,19 @@ def test_a_data_too_small_or_not_a_data_is_refused() -> None:
         rnea(panda, x, x, x, data=object())  # type: ignore[arg-type]
 
 
+def test_gravity_none_is_refused_on_every_call_with_a_data() -> None:
+    # a Data's record once held gravity None as "no tuple set yet", so that from the second call on
+    # gravity=None took the record's unset gravity slot (zeros) instead of raising
+    model = REFS["ur5"].model
+    x = np.zeros(model.nv)
+    for data in (model.create_data(), model.default_data):
+        for _ in range(3):
+            with pytest.raises(RneaError, match="gravity"):
+                rnea(model, x, x, x, gravity=None, data=data)  # type: ignore[arg-type]
+            with pytest.raises(RneaError, match="gravity"):
+                gravity_torques(model, x, gravity=None, data=data)  # type: ignore[arg-type]
+
+
 def test_gravity_tuples_never_give_a_stale_result() -> None:
     ref = REFS["ur5"]
     model = ref.model
