@@ -21,10 +21,12 @@ avoids allocating the result. Compilation: each kernel compiles on its first use
 `rnea_ros.compile_kernels()` ran before (see `rnea_ros.compiled.entry_points`).
 
 Speed: one state given as float64 vectors (q, q̇, q̈; gravity the default, a tuple or a float64
-vector) goes straight to the compiled kernel's entry point once their types are checked here; the
-kernel checks sizes and finiteness, and on any problem the call is redone on the checked path,
-which converts every argument and raises naming the culprit. Other inputs (lists, integer or 2-D
-arrays, wrenches) take the checked path directly.
+vector; wrenches as float64 6-vectors) goes straight to the compiled kernel: through the pointer
+kernels (`rnea_ros.compiled.pointer_kernels`, which check the vectors in C) where that extension
+is built, else through the kernel's entry point once their types are checked here. The kernel
+checks sizes and finiteness, and on any problem the call is redone on the checked path, which
+converts every argument and raises naming the culprit. Other inputs (lists, integer, strided or
+2-D arrays) take the checked path.
 """
 
 from __future__ import annotations
@@ -145,11 +147,17 @@ def _rnea_wrench_fast(
         data = model.default_data
     elif type(data) is not Data or data.nv < n:
         return None
-    record = data.packed_for(source, n, gravity)
-    if record is None:
-        return None
-    links = tuple(wrenches)
+    if data._source is source and gravity is data._gravity_key:  # the record as it is
+        record = data._packed
+    else:
+        record = data.packed_for(source, n, gravity)
+        if record is None:
+            return None
     layout = data.wrench_layout
+    if layout is not None and layout[0] is source and len(wrenches) == 1 and len(layout[1]) == 1:
+        links = layout[1] if layout[1][0] in wrenches else tuple(wrenches)  # one link: no tuple built
+    else:
+        links = tuple(wrenches)  # the layout's links, in this order
     if layout is None or layout[0] is not source or layout[1] != links:
         try:
             wb, wd = wrench_arrays(model, {link: _ZERO_WRENCH for link in links})
@@ -162,10 +170,9 @@ def _rnea_wrench_fast(
                 slots.append((link, slice(start, start + 6)))
         layout = data.wrench_layout = (source, links, wb, wd, slots)
     _, _, wb, wd, slots = layout
+    if pointer and len(slots) == 1:  # one link's wrench, copied into its slot by the kernel; a new τ
+        return _P_RNEA_PACKED_WRENCH1.call(record, q, qd, qdd, wb, wd, wrenches[slots[0][0]], n)
     tau = _empty(n)
-    if pointer and len(slots) == 1:  # one link's wrench: copied into its slot by the kernel
-        status = _P_RNEA_PACKED_WRENCH1.call(record, q, qd, qdd, wb, wd, wrenches[slots[0][0]], tau)
-        return tau if status == 0 else None  # OK
     for link, slot in slots:
         w = wrenches[link]
         if type(w) is not _ND or w.dtype is not _F64 or w.shape != (6,):
@@ -176,15 +183,11 @@ def _rnea_wrench_fast(
 
 
 def _rnea_pointer(
-    model: RobotModel, q: Any, qd: Any, qdd: Any, gravity: Any, wrenches: Any, data: Any, out: Any
+    model: RobotModel, q: Any, qd: Any, qdd: Any, gravity: Any, data: Any, out: Any
 ) -> np.ndarray | None:
-    """rnea of one state through the pointer kernels, for every form but the default one (which
-    `rnea` runs itself); None when an argument does not qualify or the kernel reports a problem:
-    the other paths decide (and the checked one names the culprit)."""
-    if wrenches:
-        if type(gravity) is tuple and out is None:
-            return _rnea_wrench_fast(model, q, qd, qdd, gravity, wrenches, data, pointer=True)
-        return None
+    """rnea of one state without wrenches through the pointer kernels, for the forms `rnea` does
+    not run itself; None when an argument does not qualify or the kernel reports a problem: the
+    other paths decide (and the checked one names the culprit)."""
     n, source = model._kernel_args
     d = model.default_data if data is None else data
     if type(d) is Data and d._source is source:  # a Data already holding this model: its record
@@ -270,15 +273,25 @@ def rnea(
                 tau = _P_FLOATING_RNEA_PACKED.call(fpacked, q, qd, qdd, nv)  # a new τ, or None
                 if tau is not None:
                     return tau
-        elif gravity is GRAVITY and data is None and out is None and not wrenches:
+        elif wrenches:
+            if type(gravity) is tuple and out is None:
+                tau = _rnea_wrench_fast(model, q, qd, qdd, gravity, wrenches, data, True)  # pointer
+                if tau is not None:
+                    return tau
+        elif out is None and (data is None or type(data) is Data):
             n, packed = model._kernel_args
-            tau = _P_RNEA_PACKED.call(packed, q, qd, qdd, n)  # a new τ, or None
+            if data is None and gravity is GRAVITY:
+                tau = _P_RNEA_PACKED.call(packed, q, qd, qdd, n)  # a new τ, or None
+            elif data is not None and data._source is packed and gravity is data._gravity_key:
+                tau = _P_RNEA_PACKED.call(data._packed, q, qd, qdd, n)  # the caller's Data as it is
+            else:
+                tau = _rnea_pointer(model, q, qd, qdd, gravity, data, out)
             if tau is not None:
                 return tau
         else:
-            pointer = _rnea_pointer(model, q, qd, qdd, gravity, wrenches, data, out)
-            if pointer is not None:
-                return pointer
+            tau = _rnea_pointer(model, q, qd, qdd, gravity, data, out)
+            if tau is not None:
+                return tau
     if (
         _FAST
         and type(q) is _ND
@@ -300,7 +313,7 @@ def rnea(
             return _floating_rnea(model, q, qd, qdd, gravity, wrenches, data, out)
         if wrenches:
             if type(gravity) is tuple and out is None:
-                tau = _rnea_wrench_fast(model, q, qd, qdd, gravity, wrenches, data, pointer=False)
+                tau = _rnea_wrench_fast(model, q, qd, qdd, gravity, wrenches, data, False)  # entry point
                 if tau is not None:
                     return tau
         elif gravity is GRAVITY and data is None and out is None:
@@ -389,15 +402,19 @@ def gravity_torques(
     if model.root_nv:
         return _floating_gravity(model, q, gravity, data, out)
     if _POINTER:  # as in rnea
-        if gravity is GRAVITY and data is None and out is None:
-            n, packed = model._kernel_args
+        n, packed = model._kernel_args
+        if out is not None or not (data is None or type(data) is Data):
+            tau = _gravity_pointer(model, q, gravity, data, out)
+        elif data is None and gravity is GRAVITY:
             tau = _P_GRAVITY_PACKED.call(packed, q, n)  # a new τ, or None
-            if tau is not None:
-                return tau
         else:
-            pointer = _gravity_pointer(model, q, gravity, data, out)
-            if pointer is not None:
-                return pointer
+            d = model.default_data if data is None else data
+            if d._source is packed and gravity is d._gravity_key:
+                tau = _P_GRAVITY_PACKED.call(d._packed, q, n)
+            else:
+                tau = _gravity_pointer(model, q, gravity, data, out)
+        if tau is not None:
+            return tau
     if _FAST and type(q) is _ND and q.dtype is _F64 and q.ndim == 1:  # fast path, as in rnea
         if gravity is GRAVITY and data is None and out is None:
             n, packed = model._kernel_args
