@@ -154,10 +154,11 @@ def _rnea_wrench_fast(
         if record is None:
             return None
     layout = data.wrench_layout
-    if layout is not None and layout[0] is source and len(wrenches) == 1 and len(layout[1]) == 1:
-        links = layout[1] if layout[1][0] in wrenches else tuple(wrenches)  # one link: no tuple built
-    else:
-        links = tuple(wrenches)  # the layout's links, in this order
+    if pointer and layout is not None and layout[0] is source and layout[5] and len(wrenches) == 1:
+        w = wrenches.get(layout[5])  # the one link of the layout (not fixed to the root), given alone
+        if w is not None:  # its wrench copied into its slot by the kernel; a new τ
+            return _P_RNEA_PACKED_WRENCH1.call(record, q, qd, qdd, layout[2], layout[3], w, n)
+    links = tuple(wrenches)  # the layout's links, in this order
     if layout is None or layout[0] is not source or layout[1] != links:
         try:
             wb, wd = wrench_arrays(model, {link: _ZERO_WRENCH for link in links})
@@ -168,8 +169,9 @@ def _rnea_wrench_fast(
             if model.link_frame(link).body >= 0:
                 start = len(slots) * k.WRENCH_STRIDE + k.WR_FORCE
                 slots.append((link, slice(start, start + 6)))
-        layout = data.wrench_layout = (source, links, wb, wd, slots)
-    _, _, wb, wd, slots = layout
+        single = slots[0][0] if len(links) == 1 and len(slots) == 1 else ""  # one link, not the root's
+        layout = data.wrench_layout = (source, links, wb, wd, slots, single)
+    _, _, wb, wd, slots, _ = layout
     if pointer and len(slots) == 1:  # one link's wrench, copied into its slot by the kernel; a new τ
         return _P_RNEA_PACKED_WRENCH1.call(record, q, qd, qdd, wb, wd, wrenches[slots[0][0]], n)
     tau = _empty(n)
@@ -278,18 +280,16 @@ def rnea(
                 tau = _rnea_wrench_fast(model, q, qd, qdd, gravity, wrenches, data, True)  # pointer
                 if tau is not None:
                     return tau
-        elif out is None and (data is None or type(data) is Data):
-            n, packed = model._kernel_args
-            if data is None and gravity is GRAVITY:
-                tau = _P_RNEA_PACKED.call(packed, q, qd, qdd, n)  # a new τ, or None
-            elif data is not None and data._source is packed and gravity is data._gravity_key:
-                tau = _P_RNEA_PACKED.call(data._packed, q, qd, qdd, n)  # the caller's Data as it is
-            else:
-                tau = _rnea_pointer(model, q, qd, qdd, gravity, data, out)
-            if tau is not None:
-                return tau
         else:
-            tau = _rnea_pointer(model, q, qd, qdd, gravity, data, out)
+            n, packed = model._kernel_args
+            if out is None and data is None and gravity is GRAVITY:
+                tau = _P_RNEA_PACKED.call(packed, q, qd, qdd, n)  # a new τ, or None
+            else:
+                d = model.default_data if data is None else data
+                if out is None and type(d) is Data and d._source is packed and gravity is d._gravity_key:
+                    tau = _P_RNEA_PACKED.call(d._packed, q, qd, qdd, n)  # the Data's record as it is
+                else:
+                    tau = _rnea_pointer(model, q, qd, qdd, gravity, data, out)
             if tau is not None:
                 return tau
     if (
@@ -403,14 +403,12 @@ def gravity_torques(
         return _floating_gravity(model, q, gravity, data, out)
     if _POINTER:  # as in rnea
         n, packed = model._kernel_args
-        if out is not None or not (data is None or type(data) is Data):
-            tau = _gravity_pointer(model, q, gravity, data, out)
-        elif data is None and gravity is GRAVITY:
+        if out is None and data is None and gravity is GRAVITY:
             tau = _P_GRAVITY_PACKED.call(packed, q, n)  # a new τ, or None
         else:
             d = model.default_data if data is None else data
-            if d._source is packed and gravity is d._gravity_key:
-                tau = _P_GRAVITY_PACKED.call(d._packed, q, n)
+            if out is None and type(d) is Data and d._source is packed and gravity is d._gravity_key:
+                tau = _P_GRAVITY_PACKED.call(d._packed, q, n)  # the Data's record as it is
             else:
                 tau = _gravity_pointer(model, q, gravity, data, out)
         if tau is not None:
