@@ -24,7 +24,7 @@ ROS2_SETUP := $(if $(filter jazzy,$(ROS_DISTRO)),$(if $(wildcard $(ROS2_WHEELS)/
 
 .PHONY: demo test test-unit test-ros test-kilted lint bench soak-sequences clean
 
-$(STAMP): requirements.txt requirements-dev.txt $(DISTRO_REQUIREMENTS) setup.py $(ROS2_SETUP)
+$(STAMP): requirements.txt requirements-dev.txt $(DISTRO_REQUIREMENTS) setup.py rnea_ros/compiled/_pointer_call.c $(ROS2_SETUP)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 ifeq ($(ROS_DISTRO),jazzy)

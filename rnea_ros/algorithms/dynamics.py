@@ -184,75 +184,19 @@ def _rnea_wrench_fast(
     return tau if call(record, q, qd, qdd, wb, wd, tau) == 0 else None  # OK
 
 
-def _rnea_pointer(
-    model: RobotModel, q: Any, qd: Any, qdd: Any, gravity: Any, data: Any, out: Any
+def _pointer_record(
+    model: RobotModel, vectors: tuple, gravity: tuple, data: Any, out: Any, plain: Any, with_gravity: Any
 ) -> np.ndarray | None:
-    """rnea of one state without wrenches through the pointer kernels, for the forms `rnea` does
-    not run itself; None when an argument does not qualify or the kernel reports a problem: the
-    other paths decide (and the checked one names the culprit)."""
-    n, source = model._kernel_args
-    d = model.default_data if data is None else data
-    if type(d) is Data and d._source is source:  # a Data already holding this model: its record
-        if out is None:
-            result: Any = n  # n: the kernel call allocates τ
-        elif type(out) is _ND:
-            result = out
-        else:
-            return None
-        if gravity is d._gravity_key:
-            tau = _P_RNEA_PACKED.call(d._packed, q, qd, qdd, result)
-        elif type(gravity) is not tuple:
-            tau = _P_RNEA_PACKED_GRAVITY.call(d._packed, q, qd, qdd, gravity, result)
-        else:
-            tau = None
-        if out is None and tau is not None:
-            return tau
-        if out is not None and tau == 0:  # OK
-            return out
-        if type(gravity) is not tuple:
-            return None
+    """rnea (vectors q, q̇, q̈; kernels RNEA_PACKED and RNEA_PACKED_GRAVITY) or gravity_torques
+    (q; GRAVITY_PACKED and GRAVITY_PACKED_GRAVITY) through the pointer kernels, once the Data's
+    record takes this model and gravity tuple (`Data.packed_for`); None when an argument does not
+    qualify or the kernel reports a problem: the other paths decide (and the checked one names the
+    culprit)."""
     fast = _fast_record(model, gravity, data, out)
     if fast is None:
         return None
     record, g, tau = fast
-    if g is None:
-        status = _P_RNEA_PACKED.call(record, q, qd, qdd, tau)
-    else:
-        status = _P_RNEA_PACKED_GRAVITY.call(record, q, qd, qdd, g, tau)
-    return tau if status == 0 else None  # OK
-
-
-def _gravity_pointer(model: RobotModel, q: Any, gravity: Any, data: Any, out: Any) -> np.ndarray | None:
-    """gravity_torques through the pointer kernels, as _rnea_pointer."""
-    n, source = model._kernel_args
-    d = model.default_data if data is None else data
-    if type(d) is Data and d._source is source:  # as in _rnea_pointer
-        if out is None:
-            result: Any = n
-        elif type(out) is _ND:
-            result = out
-        else:
-            return None
-        if gravity is d._gravity_key:
-            tau = _P_GRAVITY_PACKED.call(d._packed, q, result)
-        elif type(gravity) is not tuple:
-            tau = _P_GRAVITY_PACKED_GRAVITY.call(d._packed, q, gravity, result)
-        else:
-            tau = None
-        if out is None and tau is not None:
-            return tau
-        if out is not None and tau == 0:  # OK
-            return out
-        if type(gravity) is not tuple:
-            return None
-    fast = _fast_record(model, gravity, data, out)
-    if fast is None:
-        return None
-    record, g, tau = fast
-    if g is None:
-        status = _P_GRAVITY_PACKED.call(record, q, tau)
-    else:
-        status = _P_GRAVITY_PACKED_GRAVITY.call(record, q, g, tau)
+    status = plain.call(record, *vectors, tau) if g is None else with_gravity.call(record, *vectors, g, tau)
     return tau if status == 0 else None  # OK
 
 
@@ -288,8 +232,23 @@ def rnea(
                 d = model.default_data if data is None else data
                 if out is None and type(d) is Data and d._source is packed and gravity is d._gravity_key:
                     tau = _P_RNEA_PACKED.call(d._packed, q, qd, qdd, n)  # the Data's record as it is
+                    if tau is not None:
+                        return tau
+                # n: the kernel call allocates τ; None: out= is not an ndarray (the checked path names it)
+                result = n if out is None else out if type(out) is _ND else None
+                if type(d) is not Data or d._source is not packed or result is None:
+                    tau = None  # the Data takes this model first (or the checked path names data/out)
+                elif gravity is d._gravity_key:  # the Data's record as it is
+                    tau = _P_RNEA_PACKED.call(d._packed, q, qd, qdd, result)
+                elif type(gravity) is not tuple:
+                    tau = _P_RNEA_PACKED_GRAVITY.call(d._packed, q, qd, qdd, gravity, result)
                 else:
-                    tau = _rnea_pointer(model, q, qd, qdd, gravity, data, out)
+                    tau = None
+                if out is not None:
+                    tau = out if tau == 0 else None  # OK
+                if tau is None and type(gravity) is tuple:
+                    kernels = _P_RNEA_PACKED, _P_RNEA_PACKED_GRAVITY
+                    tau = _pointer_record(model, (q, qd, qdd), gravity, data, out, *kernels)
             if tau is not None:
                 return tau
     if (
@@ -409,8 +368,22 @@ def gravity_torques(
             d = model.default_data if data is None else data
             if out is None and type(d) is Data and d._source is packed and gravity is d._gravity_key:
                 tau = _P_GRAVITY_PACKED.call(d._packed, q, n)  # the Data's record as it is
+                if tau is not None:
+                    return tau
+            result = n if out is None else out if type(out) is _ND else None
+            if type(d) is not Data or d._source is not packed or result is None:
+                tau = None
+            elif gravity is d._gravity_key:
+                tau = _P_GRAVITY_PACKED.call(d._packed, q, result)
+            elif type(gravity) is not tuple:
+                tau = _P_GRAVITY_PACKED_GRAVITY.call(d._packed, q, gravity, result)
             else:
-                tau = _gravity_pointer(model, q, gravity, data, out)
+                tau = None
+            if out is not None:
+                tau = out if tau == 0 else None  # OK
+            if tau is None and type(gravity) is tuple:
+                kernels = _P_GRAVITY_PACKED, _P_GRAVITY_PACKED_GRAVITY
+                tau = _pointer_record(model, (q,), gravity, data, out, *kernels)
         if tau is not None:
             return tau
     if _FAST and type(q) is _ND and q.dtype is _F64 and q.ndim == 1:  # fast path, as in rnea
