@@ -107,7 +107,7 @@ class PointerKernel:
     """One wrapper above, compiled as a cfunc on first use; `call(*vectors)` → status or None
     (`call(*vectors, n)` → a new result of n, or None)."""
 
-    __slots__ = ("call", "cfunc", "int64_mask", "name", "python", "ready", "vectors")
+    __slots__ = ("call", "cfunc", "error", "int64_mask", "name", "python", "ready", "vectors")
 
     def __init__(self, python: Callable[..., int], vectors: int, int64_at: tuple[int, ...] = ()) -> None:
         self.python = python
@@ -116,6 +116,7 @@ class PointerKernel:
         self.int64_mask = sum(1 << i for i in int64_at)
         self.ready = False
         self.cfunc: Any = None  # kept: its address is valid while it lives
+        self.error = ""  # why the cfunc could not be compiled ("": it was, or was not tried)
         self.call: Callable[..., Any] = self._compile_and_call
 
     def _compile_and_call(self, *vectors: Any) -> Any:
@@ -124,7 +125,8 @@ class PointerKernel:
 
     def compile(self) -> bool:
         """Compile the cfunc (or load it from numba's disk cache); True if compiled. Without
-        `AVAILABLE`, `call` answers None (the caller's usual path) and nothing compiles."""
+        `AVAILABLE`, or when numba fails to compile it (`error` says why), `call` answers None
+        (the caller's usual path)."""
         if self.ready:
             return False
         if not AVAILABLE:
@@ -135,7 +137,13 @@ class PointerKernel:
         args: list[Any] = []
         for i in range(self.vectors):
             args += [i64 if self.int64_mask >> i & 1 else f64, numba.types.int64]
-        self.cfunc = numba.cfunc(numba.types.int64(*args), cache=True)(self.python)
+        try:
+            self.cfunc = numba.cfunc(numba.types.int64(*args), cache=True)(self.python)
+        except Exception as exc:  # noqa: BLE001 - a numba that cannot compile it: the entry points serve
+            self.error = f"{type(exc).__name__}: {exc}"
+            self.call = _none
+            self.ready = True
+            return False
         self.call = Caller(self.cfunc.address, self.int64_mask)
         self.ready = True
         return self.cfunc.cache_hits == 0

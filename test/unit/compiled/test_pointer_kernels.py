@@ -36,6 +36,9 @@ def test_the_extension_is_built_and_used() -> None:
     tau = np.full(N, 7.0)
     assert pk.RNEA_PACKED.call(packed, q, qd, qdd, tau) == k.OK
     np.testing.assert_allclose(tau, REF.rnea(q, qd, qdd), rtol=1e-12, atol=1e-9)
+    for kernel in pk.POINTER_KERNELS:  # every one compiles (a failure would leave the entry points)
+        kernel.compile()
+        assert kernel.ready and kernel.cfunc is not None and not kernel.error, kernel.name
 
 
 def test_only_the_vectors_a_kernel_is_compiled_for_reach_it() -> None:
