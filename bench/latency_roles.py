@@ -76,6 +76,21 @@ def pin(cpu: int | None, sched: str) -> None:
         sys.exit(f"cannot raise the priority ({sched}): {exc}")
 
 
+def unraise_async_writer() -> None:
+    """Put Fast DDS's asynchronous-writer threads (dds.asyn.*) of this process back to normal
+    priority. They inherit SCHED_FIFO from `pin`, but the harness never publishes through them
+    (rmw_fastrtps publishes synchronously by default since Humble): they serve the built-in
+    asynchronous writers. One of them was seen spinning for minutes (as in ros2/rmw_fastrtps#666),
+    which at SCHED_FIFO took the receiver's CPU from everything else and hung the bench."""
+    for tid in os.listdir("/proc/self/task"):
+        try:
+            with open(f"/proc/self/task/{tid}/comm") as comm:
+                if comm.read().startswith("dds.asyn"):
+                    os.sched_setscheduler(int(tid), os.SCHED_OTHER, os.sched_param(0))
+        except OSError:  # gone meanwhile, or not permitted (then it was never raised either)
+            continue
+
+
 def fine_timer_slack() -> None:
     """Ask for 1 ns timer slack (default 50 us) so that sleeps end close to their deadline."""
     with contextlib.suppress(OSError, AttributeError):
@@ -113,6 +128,7 @@ def publish(
     rclpy.init()
     node = rclpy.create_node("latency_publisher")
     pub = node.create_publisher(JointState, topic, PUBLISHER_QOS)
+    unraise_async_writer()
     end = time.monotonic() + 30.0
     while pub.get_subscription_count() == 0:
         if time.monotonic() > end:
@@ -160,6 +176,7 @@ def receive(topic: str, out: str, cpu: int | None, sched: str, wait: bool) -> No
         signal.signal(sig, lambda *_: stop.append(1))
     node = rclpy.create_node("latency_receiver")
     sub = node.create_subscription(JointState, topic, lambda _: None, RECEIVER_QOS, raw=True)
+    unraise_async_writer()
     from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy
 
     wait_set = _rclpy.WaitSet(1, 0, 0, 0, 0, 0, node.context.handle)

@@ -64,6 +64,7 @@ from rclpy.exceptions import InvalidHandle
 from rclpy.executors import Executor, ExternalShutdownException, SingleThreadedExecutor
 from rclpy.guard_condition import GuardCondition
 from rclpy.node import Node
+from rclpy.subscription import Subscription
 
 from rnea_ros.ros.signals import join_signal_shutdown
 
@@ -90,7 +91,7 @@ ErrorHandler = Callable[[str, str], None]
 # QoS event handlers (incompatible QoS/type warnings) are served this often (ns), off the wait.
 EVENT_POLL_NS = 100_000_000
 # While streams flow, every entity is waited on at least this often (ns); see the module doc.
-FULL_WAIT_NS = 5_000_000
+FULL_WAIT_NS = 20_000_000
 _STREAMS: weakref.WeakSet[Any] = weakref.WeakSet()
 
 
@@ -170,7 +171,7 @@ class WaitSetExecutor(Executor):
         self.streams: list[Any] = []  # the subscriptions in the streams' set
         self.full_waits = 0  # waits on every entity, and on the streams' set (tests, benches)
         self.stream_waits = 0
-        self._subscriptions: dict[int, Any] = {}  # handle pointer → entity
+        self._takes: dict[int, _Take] = {}  # subscription handle pointer → what serves it
         self._timers: dict[int, Any] = {}
         self._guards: dict[int, Any] = {}
         self._clients: dict[int, Any] = {}
@@ -269,7 +270,7 @@ class WaitSetExecutor(Executor):
         if self._closed:
             return
         ready = wait_set.get_ready_entities
-        if self._timers:
+        if full and self._timers:  # the streams' set holds no timer
             for pointer in ready("timer"):
                 self._run_timer(self._timers.get(pointer))
         subscriptions = ready("subscription")
@@ -277,8 +278,9 @@ class WaitSetExecutor(Executor):
             self._next_full_wait = time.monotonic_ns() + self._until_timer(FULL_WAIT_NS)
         elif not subscriptions:  # no stream message this time: the next wait takes in everything
             self._next_full_wait = 0
+        takes = self._takes
         for pointer in subscriptions:
-            self._run_subscription(self._subscriptions.get(pointer))
+            self._run_subscription(takes.get(pointer))
         if self._guards:
             for pointer in ready("guard_condition"):
                 guard = self._guards.get(pointer)
@@ -362,7 +364,7 @@ class WaitSetExecutor(Executor):
             self._stream_wait_set = self._impl.WaitSet(*stream_size, self._context.handle)
             self._stream_size = stream_size
         ws = self._wait_set
-        self._subscriptions = _by_pointer(subs)
+        self._takes = _takes(subs)
         self._timers = _by_pointer(timers)
         self._clients = _by_pointer(clients)
         self._services = _by_pointer(services)
@@ -389,7 +391,7 @@ class WaitSetExecutor(Executor):
         """callback(*args); an exception costs this call and goes to the node's error handler."""
         try:
             result = callback(*args)
-            if inspect.iscoroutine(result):
+            if result is not None and inspect.iscoroutine(result):
                 _drive(result)
                 return None
             return result
@@ -420,20 +422,21 @@ class WaitSetExecutor(Executor):
             return
         self._call("timer", timer.callback)
 
-    def _run_subscription(self, sub: Any) -> None:
-        if sub is None:
+    def _run_subscription(self, take: _Take | None) -> None:
+        if take is None:
             return
+        take_message, msg_type, raw, sub, where = take
         try:
-            taken = sub.handle.take_message(sub.msg_type, sub.raw)
+            taken = take_message(msg_type, raw)
         except InvalidHandle:
             return
         if taken is None:
             return
-        with_info = getattr(sub, "_callback_type", None)
-        if with_info is not None and with_info.name == "WithMessageInfo":
-            self._call(f"subscription {sub.topic_name}", sub.callback, *taken)
+        # the callback as now set (rclpy lets it be replaced), with the message info if it takes it
+        if _WITH_INFO is not None and getattr(sub, "_callback_type", None) is _WITH_INFO:
+            self._call(where, sub.callback, *taken)
         else:
-            self._call(f"subscription {sub.topic_name}", sub.callback, taken[0])
+            self._call(where, sub.callback, taken[0])
 
     def _run_client(self, client: Any) -> None:
         if client is None:
@@ -477,6 +480,25 @@ class WaitSetExecutor(Executor):
             self._call("task", task)
             if not task.done() and not task.cancelled():
                 self._tasks_pending.append(task)
+
+
+# A subscription as the loop serves it: (take_message, msg_type, raw, the subscription, where for
+# errors); built at rebuild, so that a message costs no lookup through the handle or the name.
+_Take = tuple[Callable, Any, bool, Any, str]
+# Jazzy+: a callback that also takes the message info (set with the callback; absent: message only)
+_WITH_INFO = getattr(getattr(Subscription, "CallbackType", None), "WithMessageInfo", None)
+
+
+def _takes(subscriptions: Iterable[Any]) -> dict[int, _Take]:
+    table = {}
+    for sub in subscriptions:
+        try:
+            handle = sub.handle
+            where = f"subscription {sub.topic_name}"
+            table[handle.pointer] = (handle.take_message, sub.msg_type, sub.raw, sub, where)
+        except InvalidHandle:
+            continue
+    return table
 
 
 def _capacity(count: Any, waitables: list[Any]) -> tuple[int, ...]:

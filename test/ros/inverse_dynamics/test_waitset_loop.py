@@ -89,6 +89,41 @@ def test_entities_created_later_are_served_and_rebuilds_follow_entity_changes_on
     executor.shutdown()
 
 
+def test_message_info_callbacks_raw_takes_and_a_replaced_callback(context) -> None:
+    """A callback taking (msg, info) gets rclpy's message info; a raw subscription gets the
+    serialized bytes; a callback replaced after the loop built its tables is the one called."""
+    from rclpy.serialization import deserialize_message
+
+    node, peer = Node("loop_info", context=context), Node("loop_info_peer", context=context)
+    executor = WaitSetExecutor(context=context)
+    executor.add_node(node)
+    with_info: list[tuple[str, int]] = []
+    raw: list[bytes] = []
+    first: list[str] = []
+    second: list[str] = []
+
+    def on_info(msg: String, info: dict) -> None:
+        with_info.append((msg.data, info["publication_sequence_number"]))
+
+    node.create_subscription(String, "info", on_info, RELIABLE)
+    node.create_subscription(String, "info", raw.append, RELIABLE, raw=True)
+    swapped = node.create_subscription(String, "info", lambda m: first.append(m.data), RELIABLE)
+    pub = peer.create_publisher(String, "info", RELIABLE)
+    matched(pub, executor)
+    pub.publish(String(data="a"))
+    spin_until(executor, lambda: len(with_info) == 1 and len(raw) == 1 and len(first) == 1)
+    rebuilds = executor.rebuilds
+    swapped.callback = lambda m: second.append(m.data)
+    pub.publish(String(data="b"))
+    spin_until(executor, lambda: len(with_info) == 2 and len(raw) == 2 and len(second) == 1)
+    assert executor.rebuilds == rebuilds
+    assert [m for m, _ in with_info] == ["a", "b"]
+    assert with_info[1][1] == with_info[0][1] + 1  # the writer's sequence numbers
+    assert [deserialize_message(r, String).data for r in raw] == ["a", "b"]
+    assert (first, second) == (["a"], ["b"])
+    executor.shutdown()
+
+
 def test_services_clients_guard_conditions_and_errors(context) -> None:
     node, peer = Node("loop_srv", context=context), Node("loop_client", context=context)
     errors: list[tuple[str, str]] = []
