@@ -356,8 +356,8 @@ class WaitSetExecutor(Executor):
         if self._events and (self._event_wait_set is None or _exceeds(event_size, self._event_size)):
             self._event_wait_set = self._impl.WaitSet(*event_size, self._context.handle)
             self._event_size = event_size
-        streams = [s for s in subs if s in _STREAMS]
-        if streams:  # the node's time moves with /clock under use_sim_time; the full set's order
+        streams: list[Any] = []
+        if any(s in _STREAMS for s in subs):  # with /clock (use_sim_time), in the full set's order
             streams = [s for s in subs if s in _STREAMS or _is_clock(s)]
         stream_size = (len(streams), len(guards) + 2, 0, 0, 0, 0)
         if streams and (self._stream_wait_set is None or _exceeds(stream_size, self._stream_size)):
