@@ -45,7 +45,8 @@ missing, and `spin_waitset` then spins rclpy's default executor):
   `get_ready_entities(kind)`; the handles' `pointer`, `Subscription.take_message(type, raw)`,
   `Timer.is_timer_ready()/call_timer()`, `Service.service_take_request(type)`,
   `Client.take_response(type)`; the subscription's `_callback_type` (Jazzy+: whether the callback
-  takes the message info; absent means message only).
+  takes the message info, compared with `Subscription.CallbackType.WithMessageInfo`; absent means
+  message only).
 Callbacks must be plain functions (a coroutine callback is driven as far as it runs without
 waiting); one thread runs everything, like SingleThreadedExecutor.
 """
