@@ -80,3 +80,27 @@ def test_analyse_counts_each_measured_input_once() -> None:
     assert out["receiver_lag_p99"] == pytest.approx(7_000 * 1e-6)
     late = (stamp - sched)[warmup:] * 1e-6
     assert out["publisher_late_p99"] == pytest.approx(np.percentile(late, 99))
+
+
+def test_late_answers_are_told_apart_by_the_harness_stalls_around_them() -> None:
+    """A skipped slot, a send 3 ms late and a take 4 ms after its reception are the harness's
+    stalls; of the three answers later than 2 ms, the two with a stall between 5 ms before their
+    input and their arrival count as in a stall, the one far from any does not."""
+    n, ms = 400, 1_000_000
+    seq = np.array([k for k in range(n) if k != 100])  # slot 100 skipped
+    sched = ms * seq + 10**18
+    stamp = sched + 20_000
+    stamp[seq == 200] += 3 * ms  # sent 3 ms late
+    tx = np.stack([seq, sched, stamp], axis=1)
+    latency = {k: 100_000 for k in seq.tolist()}
+    latency |= {102: 2_500_000, 201: 2_200_000, 300: 2_900_000, 350: 150_000}
+    rows = []
+    for k, s in zip(seq.tolist(), stamp.tolist(), strict=True):
+        arrival = s + latency[k]
+        rows.append((arrival + (4 * ms if k == 350 else 7_000), arrival, s, k))  # 350: taken 4 ms late
+    out = bench.analyse(tx, np.array(rows, dtype=np.int64), warmup=10, cpu=0.1)
+    assert out["harness_stalls"] == 3
+    assert out["over_2ms"] == 3
+    assert out["over_2ms_in_stall"] == 2  # 102 (after the skip) and 201 (after the late send), not 300
+    stalls = bench.stall_times(tx, np.array(rows, dtype=np.int64))
+    assert stalls.tolist() == sorted([sched[seq == 200][0], 10**18 + 100 * ms, rows[349][1]])
