@@ -491,15 +491,10 @@ _WITH_INFO = getattr(getattr(Subscription, "CallbackType", None), "WithMessageIn
 
 
 def _takes(subscriptions: Iterable[Any]) -> dict[int, _Take]:
-    table = {}
-    for sub in subscriptions:
-        try:
-            handle = sub.handle
-            where = f"subscription {sub.topic_name}"
-            table[handle.pointer] = (handle.take_message, sub.msg_type, sub.raw, sub, where)
-        except InvalidHandle:
-            continue
-    return table
+    return {
+        pointer: (sub.handle.take_message, sub.msg_type, sub.raw, sub, f"subscription {sub.topic_name}")
+        for pointer, sub in _by_pointer(subscriptions).items()
+    }
 
 
 def _capacity(count: Any, waitables: list[Any]) -> tuple[int, ...]:
