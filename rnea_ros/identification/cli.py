@@ -39,6 +39,7 @@ from rnea_ros.friction.model import SMOOTHING_VELOCITY
 from rnea_ros.identification.bag import read_joint_states
 from rnea_ros.identification.checks import MAX_CONDITION, check
 from rnea_ros.identification.fit import (
+    GAP,
     WHAT,
     Identification,
     Samples,
@@ -46,6 +47,7 @@ from rnea_ros.identification.fit import (
     predict,
     prepare,
     sample_rate,
+    stretches,
 )
 from rnea_ros.identification.regressor import (
     body_columns,
@@ -183,8 +185,19 @@ def load(args: argparse.Namespace) -> tuple[str, RobotModel, Samples, dict]:
         "cutoff_hz": cutoff,
         "velocity": "recorded" if states.velocity is not None else "differentiated",
         "duration_s": float(states.t[-1] - states.t[0]),
+        **gaps(states.t, cutoff),
+        "samples_kept": len(samples),
     }
     return urdf, model, samples, facts
+
+
+def gaps(t: np.ndarray, cutoff: float | None) -> dict:
+    """The recording's gaps (lost messages: intervals over GAP median intervals): count, longest
+    (s), and the stretches `prepare` cuts the recording into."""
+    dt = np.diff(t)
+    over = dt[dt > GAP * np.median(dt)]
+    longest = float(over.max()) if over.size else 0.0
+    return {"gaps": int(over.size), "longest_gap_s": longest, "stretches": len(stretches(t, cutoff))}
 
 
 def apply_params(model: RobotModel, path: Path) -> RobotModel:
@@ -430,6 +443,13 @@ def run(args: argparse.Namespace) -> int:
         )
     except ValueError as exc:
         raise BadInput(str(exc)) from None
+    if facts["gaps"]:
+        print(
+            f"recording: {facts['gaps']} gaps (lost messages; longest "
+            f"{facts['longest_gap_s'] * 1e3:.4g} ms), "
+            f"{facts['stretches']} stretch(es) filtered and differentiated on their own: "
+            f"{facts['samples_kept']} of {facts['messages']} samples kept"
+        )
     print(table(result))
     warnings = check(model, samples, result, args.max_condition)
     if args.out_params:

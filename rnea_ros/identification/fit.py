@@ -26,7 +26,11 @@ central finite differences (`numpy.gradient`, which takes the actual sample time
 get the same filter so both sides of τ = Y π see the same smoothing, and so does the Coulomb
 column tanh(q̇ / v_ε) (it jumps at reversals; the other columns are smooth in the filtered q).
 One cut-off period is trimmed at both ends (filter edge transients). Savitzky-Golay would do as
-well; Butterworth makes the cut-off an explicit frequency.
+well; Butterworth makes the cut-off an explicit frequency. A recording with lost messages is cut
+at every gap (an interval over GAP median intervals) and each stretch is filtered and
+differentiated on its own: a filter or a difference across a gap would put a false q̈ at its
+edges, which both models then miss alike (seen: 5 lost bursts took the held-out error of a fit
+from 1-3 % of the URDF model's to 9-114 %).
 """
 
 from __future__ import annotations
@@ -58,6 +62,8 @@ from rnea_ros.model.urdf import INERTIA_TOL
 WHAT = ("inertial", "friction", "payload")
 LENGTH_SCALE = 0.1  # m, characteristic length of the prior's parameter scaling
 _CHUNK_FLOATS = 2_000_000  # regressor entries per chunk
+GAP = 1.5  # median sample intervals: a longer one is a gap (a lost message or more)
+FILL = 0.1  # cut-off periods: a shorter gap is filled by interpolation before filtering, a longer one cuts
 _NUMERICAL_RIDGE = 1e-10  # relative to the largest singular value, first pass only
 
 
@@ -94,17 +100,29 @@ def sample_rate(t: npt.ArrayLike) -> float:
     return 1.0 / float(np.median(dt))
 
 
-def lowpass(t: npt.ArrayLike, x: npt.ArrayLike, cutoff: float, order: int = 4) -> np.ndarray:
-    """x (N, ...) low-passed along time with a zero-phase Butterworth filter at `cutoff` Hz."""
-    fs = sample_rate(t)
+def _check_cutoff(cutoff: float, fs: float) -> None:
     if not (0 < cutoff < fs / 2):
         raise RneaError(f"cutoff must be in (0, {fs / 2:g}) Hz (half the sample rate), got {cutoff}")
+
+
+def _filtfilt(x: np.ndarray, cutoff: float, fs: float, order: int) -> np.ndarray:
     b, a = signal.butter(order, cutoff / (fs / 2))
-    x = np.asarray(x, dtype=float)
-    if len(x) <= 3 * max(len(a), len(b)):
-        raise RneaError(f"too few samples ({len(x)}) to filter")
     # odd extension over 6 cut-off periods: the start-up transient dies out in the padding
     return signal.filtfilt(b, a, x, axis=0, padlen=min(len(x) - 1, int(np.ceil(6 * fs / cutoff))))
+
+
+def stretches(t: npt.ArrayLike, cutoff: float | None = None) -> list[slice]:
+    """The runs of samples `prepare` treats on their own: an interval longer than GAP median
+    intervals (a lost message or more) ends one; with a low-pass `cutoff` (Hz), only an interval
+    longer than FILL cut-off periods does (shorter gaps are filled for the filter)."""
+    t = np.asarray(t, dtype=float)
+    dt = np.diff(t)
+    if not dt.size:
+        return [slice(0, t.size)]
+    median = float(np.median(dt))
+    longest = GAP * median if cutoff is None else max(GAP * median, FILL / cutoff)
+    bounds = [0, *(np.flatnonzero(dt > longest) + 1).tolist(), t.size]
+    return [slice(a, b) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
 
 
 def prepare(
@@ -118,9 +136,13 @@ def prepare(
 ) -> Samples:
     """Samples for identification from recorded t (s), q, τ and optionally q̇, q̈ (module docstring).
 
-    With `cutoff` (Hz) q, τ and a recorded q̇ are low-passed (zero phase) before differentiating,
-    and one cut-off period is trimmed at both ends; without, nothing is filtered or trimmed.
-    Missing q̇ = d q / dt, missing q̈ = d q̇ / dt (central differences on the actual times).
+    With `cutoff` (Hz) q, τ and a recorded q̇ are low-passed (zero phase) before differentiating;
+    without, nothing is filtered. Missing q̇ = d q / dt, missing q̈ = d q̇ / dt (central
+    differences on the actual times). Each stretch between gaps (`stretches`: lost messages; with
+    a filter, short gaps are bridged) is filtered and differentiated on its own (one-sided
+    differences at its ends, as at the recording's; a difference across a gap would be a wrong
+    q̈) and, when filtered, loses a cut-off period at both ends. Stretches too short for that are
+    left out.
     """
     t = np.asarray(t, dtype=float)
     fs = sample_rate(t)
@@ -136,25 +158,87 @@ def prepare(
             raise RneaError(f"{name} contains NaN or Inf")
         return a
 
-    q_a, tau_a = checked("q", q), checked("tau", tau)
-    qd_a = None if qd is None else checked("qd", qd)
-    qdd_a = None if qdd is None else checked("qdd", qdd)
-    trim = 0
     if cutoff is not None:
-        q_a, tau_a = lowpass(t, q_a, cutoff, order), lowpass(t, tau_a, cutoff, order)
-        if qd_a is not None:
-            qd_a = lowpass(t, qd_a, cutoff, order)
-        if qdd_a is not None:
-            qdd_a = lowpass(t, qdd_a, cutoff, order)
-        trim = max(1, int(np.ceil(fs / cutoff)))
-    if qd_a is None:
-        qd_a = np.gradient(q_a, t, axis=0)
-    if qdd_a is None:
-        qdd_a = np.gradient(qd_a, t, axis=0)
-    if t.size <= 2 * trim + 1:
-        raise RneaError(f"too few samples ({t.size}) for cutoff {cutoff} Hz at {fs:g} Hz")
-    keep = slice(trim, t.size - trim)
-    return Samples(t[keep], q_a[keep], qd_a[keep], qdd_a[keep], tau_a[keep], cutoff)
+        _check_cutoff(cutoff, fs)
+    given = {"q": checked("q", q), "tau": checked("tau", tau)}
+    for name, value in (("qd", qd), ("qdd", qdd)):
+        if value is not None:
+            given[name] = checked(name, value)
+    trim = 0 if cutoff is None else max(1, int(np.ceil(fs / cutoff)))
+    parts = stretches(t, cutoff)
+    pieces = (
+        _prepare_stretch(t[s], {k: v[s] for k, v in given.items()}, fs, cutoff, order, trim) for s in parts
+    )
+    kept = [p for p in pieces if p is not None]
+    if not kept:
+        raise RneaError(
+            f"too few samples ({t.size}, {len(parts)} stretch(es) between gaps) for cutoff {cutoff} Hz"
+            f" at {fs:g} Hz"
+        )
+    t_k, q_k, qd_k, qdd_k, tau_k = (np.concatenate(column) for column in zip(*kept, strict=True))
+    return Samples(t_k, q_k, qd_k, qdd_k, tau_k, cutoff)
+
+
+def _prepare_stretch(
+    t: np.ndarray, given: dict[str, np.ndarray], fs: float, cutoff: float | None, order: int, trim: int
+) -> tuple[np.ndarray, ...] | None:
+    """(t, q, q̇, q̈, τ) of one stretch, `trim` samples off both ends; None when it is too short to
+    filter (at the recording's rate `fs`), to differentiate or to keep a sample. With `cutoff` its
+    short gaps are filled by linear interpolation for the filter, and the filled samples are
+    dropped again."""
+    real = np.ones(t.size, dtype=bool)
+    if cutoff is not None:
+        t, given, real = _filled(t, given, fs)
+    if t.size <= max(2 * trim, 1) or (cutoff is not None and t.size <= 3 * (order + 1)):
+        return None
+    if cutoff is not None:
+        given = {k: _filtfilt(v, cutoff, fs, order) for k, v in given.items()}
+    q_a, tau_a = given["q"], given["tau"]
+    qd_a = given["qd"] if "qd" in given else np.gradient(q_a, t, axis=0)
+    qdd_a = given["qdd"] if "qdd" in given else np.gradient(qd_a, t, axis=0)
+    keep = np.zeros(t.size, dtype=bool)
+    keep[trim : t.size - trim] = True
+    keep &= real
+    if not keep.any():
+        return None
+    return t[keep], q_a[keep], qd_a[keep], qdd_a[keep], tau_a[keep]
+
+
+def _filled(
+    t: np.ndarray, given: dict[str, np.ndarray], fs: float
+) -> tuple[np.ndarray, dict[str, np.ndarray], np.ndarray]:
+    """The stretch with every gap filled at the sample rate `fs` by linear interpolation, and the
+    mask of its real samples."""
+    missing = np.maximum(np.rint(np.diff(t) * fs).astype(int) - 1, 0)
+    if not missing.any():
+        return t, given, np.ones(t.size, dtype=bool)
+    at = np.flatnonzero(missing)
+    extra = np.concatenate(
+        [
+            t[i] + (t[i + 1] - t[i]) * np.arange(1, m + 1) / (m + 1)
+            for i, m in zip(at, missing[at], strict=True)
+        ]
+    )
+    t_all = np.concatenate([t, extra])
+    order = np.argsort(t_all, kind="stable")
+    real = order < t.size
+    t_out = t_all[order]
+    filled = {k: np.column_stack([np.interp(t_out, t, column) for column in v.T]) for k, v in given.items()}
+    return t_out, filled, real
+
+
+def lowpass(t: npt.ArrayLike, x: npt.ArrayLike, cutoff: float, order: int = 4) -> np.ndarray:
+    """x (N, n) low-passed along time at `cutoff` Hz as `prepare` filters: zero-phase Butterworth,
+    each stretch on its own, short gaps bridged; a stretch too short to filter is left as it is."""
+    t, x = np.asarray(t, dtype=float), np.asarray(x, dtype=float)
+    fs = sample_rate(t)
+    _check_cutoff(cutoff, fs)
+    out = x.copy()
+    for part in stretches(t, cutoff):
+        t_f, filled, real = _filled(t[part], {"x": x[part]}, fs)
+        if t_f.size > 3 * (order + 1):
+            out[part] = _filtfilt(filled["x"], cutoff, fs, order)[real]
+    return out
 
 
 # ---------------------------------------------------------------------------------------------

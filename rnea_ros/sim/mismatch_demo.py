@@ -150,9 +150,11 @@ def supervise(
         processes.stop()
 
 
-def record_bag(messages: list, window: tuple[float, float], path: Path) -> Path:
+def record_bag(messages: list, window: tuple[float, float], path: Path) -> tuple[Path, int, int]:
     """The joint_states messages stamped within `window` (simulated s: recording starts and stops
-    with the excitation) → a rosbag2 (sqlite3), stamped and received at simulated time."""
+    with the excitation) → a rosbag2 (sqlite3), stamped and received at simulated time; (its path,
+    the messages in it, the messages of the window the recorder lost: identify bridges or cuts
+    the gaps)."""
     if not messages:
         raise RuntimeError("no joint_states recorded")
     names = list(messages[0].name)
@@ -163,11 +165,13 @@ def record_bag(messages: list, window: tuple[float, float], path: Path) -> Path:
     if first.size == 0:
         raise RuntimeError(f"no joint_states within {window[0]:.3f}..{window[1]:.3f} s")
     rows = [rows[k] for k in first]
+    kept = stamps[first]
+    lost = int(round((kept[-1] - kept[0]) / np.median(np.diff(kept)))) + 1 - kept.size if kept.size > 1 else 0
     if path.exists():
         import shutil
 
         shutil.rmtree(path)
-    return write_joint_states(
+    bag = write_joint_states(
         path,
         stamps[first],
         names,
@@ -175,6 +179,7 @@ def record_bag(messages: list, window: tuple[float, float], path: Path) -> Path:
         [list(m.velocity) for m in rows],
         [list(m.effort) for m in rows],
     )
+    return bag, kept.size, lost
 
 
 def identify(bag: Path, args: list[str], report_dir: Path) -> dict:
@@ -204,8 +209,8 @@ def record_and_identify(
     excitation = {**EXCITATION, "duration": args.record, "seed": args.seed + (run == "B")}
     params = node_parameters(config, plant, excitation, description)
     _, window, messages = supervise(config, params, node_files, f"record_{run}", args, args.record, True)
-    bag = record_bag(messages, window, out / f"bag_{run}")
-    print(f"  joint_states of {window[0]:.2f}..{window[1]:.2f} s -> {bag}")
+    bag, count, lost = record_bag(messages, window, out / f"bag_{run}")
+    print(f"  joint_states of {window[0]:.2f}..{window[1]:.2f} s ({count} messages, {lost} lost) -> {bag}")
     return identify(bag, [*identify_args, "--tip-link", PAYLOAD_LINK], out / f"report_{run}")
 
 

@@ -19,6 +19,7 @@ from rnea_ros.identification.fit import (
     predict,
     prepare,
     pseudo_inertia,
+    stretches,
 )
 from rnea_ros.identification.regressor import (
     PER_BODY,
@@ -295,6 +296,42 @@ def test_prepare_differentiates_and_filters_analytic_signals() -> None:
         prepare(t, q, tau, cutoff=600.0)
     with pytest.raises(ValueError, match="increasing"):
         prepare(t[::-1], q, tau)
+
+
+def lost(n: int, rng: np.random.Generator) -> np.ndarray:
+    """The samples kept of n at 1 kHz when 2 % of the messages are lost one by one and three
+    bursts (0.08, 0.3 and 1 s) go missing: a bag recorded under load."""
+    keep = np.ones(n, dtype=bool)
+    keep[rng.choice(np.arange(1, n - 1), n // 50, replace=False)] = False
+    for start, length in ((4000, 80), (9000, 300), (14000, 1000)):
+        keep[start : start + length] = False
+    return keep
+
+
+def test_prepare_takes_derivatives_within_the_stretches_between_lost_messages() -> None:
+    t_all = np.arange(0, 20, 1e-3)
+    keep = lost(t_all.size, np.random.default_rng(3))
+    t = t_all[keep]
+    w = 2 * np.pi * np.array([0.3, 0.7])
+    q, qd, tau = np.sin(np.outer(t, w)), w * np.cos(np.outer(t, w)), np.cos(np.outer(t, w))
+    # filtered: single losses are bridged for the filter, the three bursts cut the recording
+    assert len(stretches(t, 10.0)) == 4 and len(stretches(t)) > 300
+    s = prepare(t, q, tau, qd=qd, cutoff=10.0)
+    assert np.all(np.isin(s.t, t))  # only recorded samples; the bridging ones are gone again
+    tt = s.t[:, None]
+    assert np.max(np.abs(s.qdd + w**2 * np.sin(tt * w))) < 2e-2 * w.max() ** 2  # as without losses
+    assert np.max(np.abs(s.tau - np.cos(tt * w))) < 5e-4
+    # a cut-off period (100 samples) trimmed at both ends of each of the 4 stretches, no more
+    expected = keep.copy()
+    for a, b in ((0, 4000), (4080, 9000), (9300, 14000), (15000, t_all.size)):
+        expected[a : a + 100] = expected[b - 100 : b] = False
+    np.testing.assert_array_equal(s.t, t_all[expected])
+    # unfiltered: q̈ of the recorded q̇ by differences that never span a lost message (one-sided
+    # at a stretch's ends, h ω³ / 2; across a gap of 1 s it would be off by ~ω²)
+    raw = prepare(t, q, tau, qd=qd)
+    alone = [r.start for r in stretches(t) if r.stop - r.start == 1]  # a sample between two losses
+    assert len(alone) > 0 and len(raw) == len(t) - len(alone)
+    assert np.max(np.abs(raw.qdd + w**2 * np.sin(np.outer(raw.t, w)))) <= 1.01 * 1e-3 * w.max() ** 3 / 2
 
 
 def test_bad_requests_raise_value_error() -> None:
