@@ -446,9 +446,9 @@ def run(args: argparse.Namespace) -> int:
     if facts["gaps"]:
         print(
             f"recording: {facts['gaps']} gaps (lost messages; longest "
-            f"{facts['longest_gap_s'] * 1e3:.4g} ms), "
-            f"{facts['stretches']} stretch(es) filtered and differentiated on their own: "
-            f"{facts['samples_kept']} of {facts['messages']} samples kept"
+            f"{facts['longest_gap_s'] * 1e3:.4g} ms): "
+            + (f"{facts['stretches']} stretch(es) filtered on their own, " if facts["cutoff_hz"] else "")
+            + f"{facts['samples_kept']} of {facts['messages']} samples kept"
         )
     print(table(result))
     warnings = check(model, samples, result, args.max_condition)

@@ -27,10 +27,10 @@ get the same filter so both sides of τ = Y π see the same smoothing, and so do
 column tanh(q̇ / v_ε) (it jumps at reversals; the other columns are smooth in the filtered q).
 One cut-off period is trimmed at both ends (filter edge transients). Savitzky-Golay would do as
 well; Butterworth makes the cut-off an explicit frequency. A recording with lost messages is cut
-at every gap (an interval over GAP median intervals) and each stretch is filtered and
-differentiated on its own: a filter or a difference across a gap would put a false q̈ at its
-edges, which both models then miss alike (seen: 5 lost bursts took the held-out error of a fit
-from 1-3 % of the URDF model's to 9-114 %).
+at every gap longer than FILL cut-off periods, and each stretch is filtered and differentiated on
+its own (shorter gaps are bridged by interpolation for the filter): a filter across a gap puts a
+false q̈ at its edges, which both models then miss alike (seen: 5 lost bursts took the held-out
+error of a fit from 1-3 % of the URDF model's to 9-114 %).
 """
 
 from __future__ import annotations
@@ -112,15 +112,15 @@ def _filtfilt(x: np.ndarray, cutoff: float, fs: float, order: int) -> np.ndarray
 
 
 def stretches(t: npt.ArrayLike, cutoff: float | None = None) -> list[slice]:
-    """The runs of samples `prepare` treats on their own: an interval longer than GAP median
-    intervals (a lost message or more) ends one; with a low-pass `cutoff` (Hz), only an interval
-    longer than FILL cut-off periods does (shorter gaps are filled for the filter)."""
+    """The runs of samples that `prepare` low-passes at `cutoff` Hz on their own: a gap (an
+    interval longer than GAP median intervals: a lost message or more) longer than FILL cut-off
+    periods ends one; shorter gaps are bridged for the filter. Without a filter, one run: central
+    differences on the actual times need no cut (across a long gap they become one-sided)."""
     t = np.asarray(t, dtype=float)
     dt = np.diff(t)
-    if not dt.size:
+    if cutoff is None or not dt.size:
         return [slice(0, t.size)]
-    median = float(np.median(dt))
-    longest = GAP * median if cutoff is None else max(GAP * median, FILL / cutoff)
+    longest = max(GAP * float(np.median(dt)), FILL / cutoff)
     bounds = [0, *(np.flatnonzero(dt > longest) + 1).tolist(), t.size]
     return [slice(a, b) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
 
@@ -138,11 +138,10 @@ def prepare(
 
     With `cutoff` (Hz) q, τ and a recorded q̇ are low-passed (zero phase) before differentiating;
     without, nothing is filtered. Missing q̇ = d q / dt, missing q̈ = d q̇ / dt (central
-    differences on the actual times). Each stretch between gaps (`stretches`: lost messages; with
-    a filter, short gaps are bridged) is filtered and differentiated on its own (one-sided
-    differences at its ends, as at the recording's; a difference across a gap would be a wrong
-    q̈) and, when filtered, loses a cut-off period at both ends. Stretches too short for that are
-    left out.
+    differences on the actual times). With a filter, each stretch between long gaps
+    (`stretches`: lost messages) is filtered and differentiated on its own and loses a cut-off
+    period at both ends (a filter across a gap puts a false q̈ at its edges); short gaps are
+    bridged for the filter. Stretches too short for that are left out.
     """
     t = np.asarray(t, dtype=float)
     fs = sample_rate(t)
