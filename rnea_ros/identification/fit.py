@@ -227,17 +227,18 @@ def _filled(
 
 
 def lowpass(t: npt.ArrayLike, x: npt.ArrayLike, cutoff: float, order: int = 4) -> np.ndarray:
-    """x (N, n) low-passed along time at `cutoff` Hz as `prepare` filters: zero-phase Butterworth,
-    each stretch on its own, short gaps bridged; a stretch too short to filter is left as it is."""
+    """x (N, ...) low-passed along time at `cutoff` Hz as `prepare` filters: zero-phase
+    Butterworth, each stretch on its own, short gaps bridged; a stretch too short to filter is left
+    as it is."""
     t, x = np.asarray(t, dtype=float), np.asarray(x, dtype=float)
     fs = sample_rate(t)
     _check_cutoff(cutoff, fs)
-    out = x.copy()
+    out = x.reshape(len(x), -1).copy()
     for part in stretches(t, cutoff):
-        t_f, filled, real = _filled(t[part], {"x": x[part]}, fs)
+        t_f, filled, real = _filled(t[part], {"x": out[part]}, fs)
         if t_f.size > 3 * (order + 1):
             out[part] = _filtfilt(filled["x"], cutoff, fs, order)[real]
-    return out
+    return out.reshape(x.shape)
 
 
 # ---------------------------------------------------------------------------------------------
