@@ -23,7 +23,7 @@ from rclpy.node import Node
 from rclpy.parameter import Parameter
 
 from rnea_ros.errors import ParameterError
-from rnea_ros.ros.schema import Param, did_you_mean, validate_value
+from rnea_ros.ros.schema import Param, did_you_mean, one_value_list, validate_value
 
 # Parameters rclpy itself declares or reads; not reported as unknown.
 ROS_PARAMS = ("use_sim_time", "start_type_description_service", "qos_overrides.")
@@ -40,11 +40,16 @@ def _descriptor(param: Param) -> ParameterDescriptor:
 
 
 def _as_schema_type(param: Param | None, p: Parameter) -> Parameter:
-    """`p` with an integer value turned into the double (array) `param` declares; else `p`."""
+    """`p` with an integer value turned into the double (array) `param` declares, and a single
+    element given for an array of any length into a list of one (`contacts.types: point`); else `p`."""
     if param is None:
         return p
     if param.type == "double" and p.type_ == Parameter.Type.INTEGER:
         return Parameter(p.name, Parameter.Type.DOUBLE, float(p.value))
+    if p.type_ != Parameter.Type.NOT_SET and one_value_list(param, p.value):
+        if param.type == "string_array":
+            return Parameter(p.name, Parameter.Type.STRING_ARRAY, [p.value])
+        return Parameter(p.name, Parameter.Type.DOUBLE_ARRAY, [float(p.value)])
     if param.type == "double_array" and p.type_ == Parameter.Type.INTEGER_ARRAY:
         return Parameter(p.name, Parameter.Type.DOUBLE_ARRAY, [float(x) for x in p.value])
     return p
