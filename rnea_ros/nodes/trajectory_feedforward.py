@@ -20,6 +20,7 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from functools import partial
 
 import numpy as np
 from builtin_interfaces.msg import Duration
@@ -43,6 +44,7 @@ from rnea_ros.ros.common import (
 )
 from rnea_ros.ros.diagnostics import NodeStats
 from rnea_ros.ros.law_params import (
+    LAW_JOINT_KINDS,
     LAW_PARAMS,
     compensated,
     ee_wrench,
@@ -57,6 +59,7 @@ from rnea_ros.ros.model_source import (
     per_joint_parameters_fit,
     start_model_source,
 )
+from rnea_ros.ros.per_joint import JointParameters, is_joint_parameter, pre_set
 from rnea_ros.ros.schema import Param, table
 from rnea_ros.trajectory.efforts import DEFAULT_RESAMPLE_PERIOD, trajectory_efforts
 from rnea_ros.trajectory.joint_map import JointMap
@@ -202,7 +205,10 @@ class TrajectoryFeedforwardNode(Node):
 
     def __init__(self, **kwargs) -> None:
         super().__init__("trajectory_feedforward", **kwargs)
-        self._params = parameters.declare(self, SCHEMA)
+        # friction.<joint>.viscous ... (rnea_ros.ros.per_joint), declared once the model is known
+        self._joint_params = JointParameters(self, LAW_JOINT_KINDS, SCHEMA)
+        deferred = partial(is_joint_parameter, LAW_JOINT_KINDS)
+        self._params = parameters.declare(self, SCHEMA, deferred=deferred)
         prepare_kernels(self)  # before any subscription: no cycle compiles
         check_parameters(self._params)
         self._setup: Setup | None = None
@@ -219,7 +225,7 @@ class TrajectoryFeedforwardNode(Node):
         self.create_subscription(
             JointState, "joint_states", guard("joint_states", self._on_joint_states), JOINT_STATES_QOS
         )
-        self.add_pre_set_parameters_callback(parameters.as_schema_types(SCHEMA))  # 1 → 1.0
+        self.add_pre_set_parameters_callback(pre_set(self._joint_params, lambda: self._params))  # 1 → 1.0
         self.add_on_set_parameters_callback(self._on_set_parameters)
         self.add_post_set_parameters_callback(guard("parameters", self._on_parameters_set))
         self.create_timer(self._params["diagnostics_period"], guard("diagnostics", self._publish_diagnostics))
@@ -242,15 +248,19 @@ class TrajectoryFeedforwardNode(Node):
         params, old = self._params, self._setup
         try:
             base = model_from_urdf(xml, params)
-            setup = build_setup(base, params)
+            joints, output = output_joints(base, params)
             if old is not None:
-                per_joint_parameters_fit(params, old.joints, setup.joints, SCHEMA)
+                per_joint_parameters_fit(params, old.joints, joints, SCHEMA)
+            params = self._joint_params.for_model(params, base, output)  # friction.<joint>.viscous ...
+            setup = build_setup(base, params)
         except ValueError as exc:
             self.stats.model_rejected(f"{source}: {exc}")
             kept = "the previous model stays" if old else "no model loaded"
             self.get_logger().error(f"rejected robot description from {source}: {exc} ({kept})")
             return
-        self._setup = setup
+        self._setup, self._params = setup, params
+        for name in self._joint_params.declare(params):  # the model's joints' parameters
+            self.get_logger().warn(self._joint_params.unknown_text(name))
         self.stats.model_error = ""
         self.get_logger().info(
             f"model '{base.name}' from {source}: {base.nv} joints; trajectories for {setup.joints}"
@@ -261,10 +271,12 @@ class TrajectoryFeedforwardNode(Node):
             )
 
     def _on_set_parameters(self, params) -> SetParametersResult:
+        if self._joint_params.syncing:  # the per-joint parameters of a model, as `_params` has them
+            return SetParametersResult(successful=True)
         try:
             setup = self._setup
             n = None if setup is None else len(setup.joints)
-            new = parameters.proposed(SCHEMA, self._params, params, n)
+            new = parameters.proposed(self._joint_params.schema(), self._params, params, n)
             check_parameters(new)
             rebuilt = None if setup is None else build_setup(setup.base, new)
         except ValueError as exc:

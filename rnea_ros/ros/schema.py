@@ -210,5 +210,6 @@ def markdown_table(schema: Mapping[str, Param]) -> str:
         flags = " (read-only)" if param.read_only else ""
         joints = {"n": ", per joint", "1|n": ", one value or per joint", "urdf|n": ", per joint"}
         meaning = param.doc() + joints.get(param.per_joint, "")
+        meaning = meaning.replace("<", "&lt;")  # ~/terms/<term>: text, not an HTML tag
         rows.append(f"| `{name}`{flags} | {_shown(param.default)} | {meaning} |")
     return "\n".join(rows)

@@ -16,6 +16,7 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from functools import partial
 
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
@@ -49,7 +50,7 @@ from rnea_ros.nodes.inverse_dynamics.diagnostics import (
     feedback_scaled_text,
 )
 from rnea_ros.nodes.inverse_dynamics.overrides import NONE, Overrides, message_link, payload_of, wrench_of
-from rnea_ros.nodes.inverse_dynamics.params import INVERSE_DYNAMICS
+from rnea_ros.nodes.inverse_dynamics.params import INVERSE_DYNAMICS, JOINT_KINDS
 from rnea_ros.ros import diagnostics, parameters, qos
 from rnea_ros.ros.cdr import Float64ArrayWriter, JointStateReader, JointStateWriter, WireJointState
 from rnea_ros.ros.common import (
@@ -67,9 +68,11 @@ from rnea_ros.ros.joint_states import JointStateCache, Layout, efforts_of, layou
 from rnea_ros.ros.model_source import (
     PARAMETER_SOURCE,
     model_from_urdf,
+    output_joints,
     per_joint_parameters_fit,
     start_model_source,
 )
+from rnea_ros.ros.per_joint import JointParameters, is_joint_parameter, pre_set
 from rnea_ros.ros.waitset_loop import stream
 from rnea_ros.trajectory.desired_state import DesiredState
 
@@ -113,7 +116,10 @@ class InverseDynamicsNode(Node):
         """managed: leave kernels, topics, timers and the model to `_start` (lifecycle.py calls it
         on configure); otherwise the node starts at once."""
         super().__init__("inverse_dynamics", **kwargs)
-        self._params = _checked(parameters.declare(self, INVERSE_DYNAMICS))
+        # feedback.<joint>.kp ... (rnea_ros.ros.per_joint), declared once the model is known
+        self._joint_params = JointParameters(self, JOINT_KINDS, INVERSE_DYNAMICS)
+        deferred = partial(is_joint_parameter, JOINT_KINDS)
+        self._params = _checked(parameters.declare(self, INVERSE_DYNAMICS, deferred=deferred))
         self._loaded: Loaded | None = None
         self._pending: tuple[dict, CycleModel | None, Overrides] | None = None
         self._overrides = NONE  # what ~/ee_wrench and ~/payload set (kept across model swaps)
@@ -124,7 +130,7 @@ class InverseDynamicsNode(Node):
         self._imu = ImuGravity()  # gravity_source imu_*: the gravity from ~/imu
         self._base = BaseStateInput()  # root_joint floating | planar: ~/odometry and ~/imu
         self._contacts = ContactOutputs(self)  # root_joint floating | planar: contacts out
-        self.add_pre_set_parameters_callback(parameters.as_schema_types(INVERSE_DYNAMICS))
+        self.add_pre_set_parameters_callback(pre_set(self._joint_params, lambda: self._params))
         self.add_on_set_parameters_callback(self._on_set_parameters)
         self.add_post_set_parameters_callback(self._guard("parameters", self._on_parameters_set))
         if not managed:
@@ -250,28 +256,33 @@ class InverseDynamicsNode(Node):
             return
         self._install(built, source)
 
-    def _build(self, xml: str) -> tuple[Loaded, Overrides]:
+    def _build(self, xml: str) -> tuple[Loaded, Overrides, dict]:
         """The Loaded state of a description with the current parameters (and the message
-        overrides it keeps); ValueError naming the link, joint or parameter at fault."""
+        overrides it keeps) and the parameters with the per-joint ones of its joints; ValueError
+        naming the link, joint or parameter at fault."""
         params, old = self._params, self._loaded
         base = model_from_urdf(xml, params, "fixed")
         floating = (
             None if params["root_joint"] == "fixed" else model_from_urdf(xml, params, params["root_joint"])
         )
-        cycle, override = self._cycle_for(base, params, floating)
+        joints, output = output_joints(base, params)
         if old is not None:
-            per_joint_parameters_fit(params, old.cycle.output_names, cycle.output_names, INVERSE_DYNAMICS)
+            per_joint_parameters_fit(params, old.cycle.output_names, joints, INVERSE_DYNAMICS)
+        params = self._joint_params.for_model(params, base, output)  # feedback.<joint>.kp ...
+        cycle, override = self._cycle_for(base, params, floating)
         contact.check(params, cycle.model, len(cycle.output_names))
         cache = JointStateCache(cycle.model, old.cache if old else None)
-        return Loaded(base, cycle, cache, DesiredState(cycle.model.nv), floating=floating), override
+        return Loaded(base, cycle, cache, DesiredState(cycle.model.nv), floating=floating), override, params
 
-    def _install(self, built: tuple[Loaded, Overrides], source: str) -> None:
+    def _install(self, built: tuple[Loaded, Overrides, dict], source: str) -> None:
         old = self._loaded
         if old is not None and not old.desired.idle:
             self.get_logger().warn(
                 "the running trajectory is cancelled, held positions released: the model was replaced"
             )
-        self._loaded, self._overrides = built
+        self._loaded, self._overrides, self._params = built
+        for name in self._joint_params.declare(self._params):  # the model's joints' parameters
+            self.get_logger().warn(self._joint_params.unknown_text(name))
         base, cycle = self._loaded.base, self._loaded.cycle
         self.stats.model_error = ""
         self.get_logger().info(
@@ -299,10 +310,12 @@ class InverseDynamicsNode(Node):
     # --- parameters -----------------------------------------------------------------------
 
     def _on_set_parameters(self, params) -> SetParametersResult:
+        if self._joint_params.syncing:  # the per-joint parameters of a model, as `_params` has them
+            return SetParametersResult(successful=True)
         try:
             loaded = self._loaded
             n = None if loaded is None else len(loaded.cycle.output_names)
-            new = _checked(parameters.proposed(INVERSE_DYNAMICS, self._params, params, n))
+            new = _checked(parameters.proposed(self._joint_params.schema(), self._params, params, n))
             override = self._overrides.after_parameters((p.name for p in params), new["tip_link"] or None)
             previous = None if loaded is None else (loaded.cycle, self._params)
             cycle = (
