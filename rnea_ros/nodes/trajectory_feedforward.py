@@ -26,14 +26,16 @@ import numpy as np
 from builtin_interfaces.msg import Duration
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from rcl_interfaces.msg import SetParametersResult
+from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
+from rclpy.qos import QoSProfile
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from rnea_ros.control.effort_law import EffortLaw
 from rnea_ros.errors import ParameterError
 from rnea_ros.model.robot_model import RobotModel
-from rnea_ros.ros import diagnostics, parameters
+from rnea_ros.ros import diagnostics, parameters, qos
 from rnea_ros.ros.common import (
     JOINT_STATES_QOS,
     ThrottledLog,
@@ -61,6 +63,7 @@ from rnea_ros.ros.model_source import (
 )
 from rnea_ros.ros.per_joint import JointParameters, is_joint_parameter, pre_set
 from rnea_ros.ros.schema import Param, table
+from rnea_ros.ros.unheard import UnheardTopic
 from rnea_ros.trajectory.efforts import DEFAULT_RESAMPLE_PERIOD, trajectory_efforts
 from rnea_ros.trajectory.joint_map import JointMap
 from rnea_ros.trajectory.jtc_points import effort_trajectory
@@ -100,6 +103,8 @@ TRAJECTORY_FEEDFORWARD = table(
     )
 )
 SCHEMA = TRAJECTORY_FEEDFORWARD
+TRAJECTORY_QOS = QoSProfile(depth=10)  # ~/trajectory_in and ~/trajectory_out (qos_overrides.* may change it)
+UNHEARD_PERIOD = 0.5  # s between looks for a subscriber of ~/trajectory_out (rnea_ros.ros.unheard)
 MAX_JOINTS = 1000  # joint_states names remembered before a model is loaded
 
 
@@ -217,14 +222,18 @@ class TrajectoryFeedforwardNode(Node):
         self._log = ThrottledLog(self).warn
         self.stats = Stats()
         guard = self._guard
-        self._out = self.create_publisher(JointTrajectory, "~/trajectory_out", 10)
+        self._out = qos.publisher(self, JointTrajectory, "~/trajectory_out", TRAJECTORY_QOS)
         self._diag_pub = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
-        self.create_subscription(
-            JointTrajectory, "~/trajectory_in", guard("trajectory_in", self._on_trajectory), 10
-        )
-        self.create_subscription(
-            JointState, "joint_states", guard("joint_states", self._on_joint_states), JOINT_STATES_QOS
-        )
+        on_trajectory = guard("trajectory_in", self._on_trajectory)
+        qos.subscription(self, JointTrajectory, "~/trajectory_in", on_trajectory, TRAJECTORY_QOS)
+        on_state = guard("joint_states", self._on_joint_states)
+        qos.subscription(self, JointState, "joint_states", on_state, JOINT_STATES_QOS)
+        qos.warn_unmatched(self)  # qos_overrides.* naming no topic (remapped, misspelled)
+        # nobody subscribed 2 s after the first trajectory: a remap that matched nothing, said so
+        remap = "~/trajectory_out:=/joint_trajectory_controller/joint_trajectory"
+        self._unheard = UnheardTopic(self, self._out, remap)
+        steady = Clock(clock_type=ClockType.STEADY_TIME)
+        self.create_timer(UNHEARD_PERIOD, guard("unheard", self._check_unheard), clock=steady)
         self.add_pre_set_parameters_callback(pre_set(self._joint_params, lambda: self._params))  # 1 → 1.0
         self.add_on_set_parameters_callback(self._on_set_parameters)
         self.add_post_set_parameters_callback(guard("parameters", self._on_parameters_set))
@@ -489,6 +498,9 @@ class TrajectoryFeedforwardNode(Node):
 
     # --- diagnostics -----------------------------------------------------------------------
 
+    def _check_unheard(self) -> None:
+        self._unheard.check(self.stats.published > 0)
+
     def _publish_diagnostics(self) -> None:
         setup, stats = self._setup, self.stats
         values = {
@@ -503,6 +515,7 @@ class TrajectoryFeedforwardNode(Node):
             "trajectories_rejected": str(sum(stats.rejected.values())),
             **stats.rejected_values(),
             "joints_measured": str(len(self._measured)),
+            "trajectory_out": self._unheard.topic,
             "trajectory_out_subscribers": str(self._out.get_subscription_count()),
             "last_model_error": stats.model_error,
             **({} if stats.last is None else stats.last.values()),
@@ -511,6 +524,8 @@ class TrajectoryFeedforwardNode(Node):
         last = stats.last
         if setup is None:
             level, message = DiagnosticStatus.ERROR, "no model loaded"
+        elif self._unheard.text:  # trajectories that go nowhere: a remap that matched nothing
+            level, message = DiagnosticStatus.WARN, self._unheard.text
         elif last is not None and last.outcome == "rejected":  # until a trajectory goes out
             level, message = DiagnosticStatus.WARN, f"last trajectory rejected: {last.reason}"
         elif stats.problems_in_period:

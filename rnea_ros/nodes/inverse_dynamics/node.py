@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 
 import numpy as np
-from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from geometry_msgs.msg import InertiaStamped, WrenchStamped
 from nav_msgs.msg import Odometry
 from rcl_interfaces.msg import SetParametersResult
@@ -73,6 +73,7 @@ from rnea_ros.ros.model_source import (
     start_model_source,
 )
 from rnea_ros.ros.per_joint import JointParameters, is_joint_parameter, pre_set
+from rnea_ros.ros.unheard import UnheardTopic
 from rnea_ros.ros.waitset_loop import stream
 from rnea_ros.trajectory.desired_state import DesiredState
 
@@ -81,6 +82,7 @@ COMMAND_QOS = QoSProfile(depth=10)
 # How often the node looks for subscribers of ~/joint_efforts and ~/terms/* (s): counting them
 # costs more than a cycle's dynamics, so it is kept out of the cycle.
 LISTENER_PERIOD = 0.1
+UNHEARD_PERIOD = 0.5  # s between looks for a subscriber of ~/effort_commands (rnea_ros.ros.unheard)
 # Stamps this far (s) from the node clock come from another clock source, not from lag.
 CLOCK_MIXUP = 1e6
 
@@ -147,6 +149,8 @@ class InverseDynamicsNode(Node):
         self._command = Float64MultiArray()
         self._command_data = InPlaceDoubles()  # its data, refilled per cycle (where not sent as bytes)
         self._command_bytes = Float64ArrayWriter(self._command)
+        # nobody subscribed 2 s after the first command: a remap that matched nothing, said so
+        self._unheard = UnheardTopic(self, self._effort_pub, "~/effort_commands:=/effort_controller/commands")
         self._joint_efforts_pub = self.create_publisher(JointState, "~/joint_efforts", 10)
         self._term_pubs = {t: self.create_publisher(JointState, f"~/terms/{t}", 10) for t in TERMS}
         self._answers = {t: ReusedJointState() for t in (None, *TERMS)}  # per output, refilled
@@ -194,12 +198,14 @@ class InverseDynamicsNode(Node):
         # waits for ~/joint_efforts before its clock moves would otherwise never be found.
         steady = Clock(clock_type=ClockType.STEADY_TIME)
         self.create_timer(LISTENER_PERIOD, guard("listeners", self._find_listeners), clock=steady)
+        self.create_timer(UNHEARD_PERIOD, guard("unheard", self._check_unheard), clock=steady)
 
         rate = self._params["tip_apparent_mass.rate"]
         if rate > 0:  # off the command path, well below its rate
             self._apparent_mass_pub = self.create_publisher(Float64, "~/tip_apparent_mass", 10)
             self.create_timer(1.0 / rate, guard("tip_apparent_mass", self._publish_apparent_mass))
 
+        qos.warn_unmatched(self)  # qos_overrides.* naming no topic (remapped, misspelled)
         start_model_source(self, self._params, self._load_description, guard)
 
     # --- safety net ------------------------------------------------------------------------
@@ -683,12 +689,21 @@ class InverseDynamicsNode(Node):
             pubs += [(term, self._term_pubs[term]) for term in TERMS]
         self._listened = [(term, pub) for term, pub in pubs if pub.get_subscription_count() > 0]
 
+    def _check_unheard(self) -> None:
+        self._unheard.check(self.stats.commands > 0)
+        self.stats.unheard = self._unheard.text
+
     # --- diagnostics -----------------------------------------------------------------------
 
     def _publish_diagnostics(self) -> None:
         self._log_guard_trips()
         now = self.get_clock().now()
         statuses = [self._diagnostic_status(now.nanoseconds)]
+        unheard = self._unheard
+        statuses[0].values.extend(
+            [KeyValue(key="command_topic", value=unheard.topic),
+             KeyValue(key="command_subscribers", value=str(unheard.subscribers))]
+        )  # fmt: skip
         statuses[0].values.extend(self._imu.values(self._params, now.nanoseconds))
         loaded = self._loaded
         if self._params["root_joint"] != "fixed":
