@@ -43,12 +43,8 @@ from rnea_ros.nodes.inverse_dynamics.base_state import BaseDrop, BaseStateInput
 from rnea_ros.nodes.inverse_dynamics.contact_forces import ContactOutputs
 from rnea_ros.nodes.inverse_dynamics.contact_params import contacts_of
 from rnea_ros.nodes.inverse_dynamics.cycle_model import CycleModel, build_cycle_model
-from rnea_ros.nodes.inverse_dynamics.diagnostics import (
-    SCALED,
-    CycleStats,
-    diagnostic_status,
-    feedback_scaled_text,
-)
+from rnea_ros.nodes.inverse_dynamics.diagnostics import SCALED, CycleStats, diagnostic_status
+from rnea_ros.nodes.inverse_dynamics.feedback_log import FeedbackScaleLog
 from rnea_ros.nodes.inverse_dynamics.overrides import NONE, Overrides, message_link, payload_of, wrench_of
 from rnea_ros.nodes.inverse_dynamics.params import INVERSE_DYNAMICS, JOINT_KINDS
 from rnea_ros.ros import diagnostics, parameters, qos
@@ -126,6 +122,7 @@ class InverseDynamicsNode(Node):
         self._pending: tuple[dict, CycleModel | None, Overrides] | None = None
         self._overrides = NONE  # what ~/ee_wrench and ~/payload set (kept across model swaps)
         self._log = ThrottledLog(self)
+        self._feedback_log = FeedbackScaleLog(self.get_logger())  # said on change, summed up now and then
         self._guard_trips_logged = 0
         self.stats = CycleStats()
         self._contact = contact.ContactMonitor(self)
@@ -618,8 +615,7 @@ class InverseDynamicsNode(Node):
         if clamped:
             text = f"effort clamped to its limit x effort_limit_scale on {', '.join(clamped)}"
             self._log.warn("clamped", text)
-        if min(efforts.feedback_scale.tolist(), default=1.0) < SCALED:
-            self._log.warn("feedback_scaled", feedback_scaled_text(cycle))
+        self._feedback_log.cycle(cycle, min(efforts.feedback_scale.tolist(), default=1.0) < SCALED, t0)
         if floating is not None and floating.solution is not None:  # after the command
             solution = floating.solution
             self._contacts.publish(
