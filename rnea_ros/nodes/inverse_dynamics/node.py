@@ -618,11 +618,11 @@ class InverseDynamicsNode(Node):
         self._feedback_log.cycle(cycle, min(efforts.feedback_scale.tolist(), default=1.0) < SCALED, t0)
         if floating is not None and floating.solution is not None:  # after the command
             solution = floating.solution
-            self._contacts.publish(
+            infeasible = self._contacts.publish(
                 floating.floating, floating.q_full, cycle.contacts, solution, msg.header,
                 self._params["contacts.marker_scale"],
             )  # fmt: skip
-            if solution.message:
+            if infeasible:  # not a planar base's drive carrying its rows without contacts
                 self._log.warn("contacts_infeasible", f"no admissible contact force: {solution.message}")
         if self._params["observer.enabled"]:  # after the command: the robot does not wait for it
             cache = loaded.cache
