@@ -284,7 +284,10 @@ def pre_set(
     against the node's `current()` parameters."""
 
     def callback(params: list[Parameter]) -> list[Parameter]:
-        return joints.mirrored(as_schema_types(joints.schema())(params), current())
+        try:
+            return joints.mirrored(as_schema_types(joints.schema())(params), current())
+        except Exception:  # noqa: BLE001 - a bug here must not end the node: the set is validated as is
+            return params
 
     return callback
 
