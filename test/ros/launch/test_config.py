@@ -119,13 +119,13 @@ def test_node_config_explains_every_parameter(node: str) -> None:
 
 @pytest.mark.parametrize("node", sorted(CONFIGS))
 def test_node_config_names_every_choice_and_range_of_the_schema(node: str) -> None:
-    """The comment of a parameter with choices names each of them (ee_wrench_frame: root, link,
-    tip), and one that states a range ("in [a, b]") states the schema's."""
+    """The comment of a parameter with choices names each of them in quotes (ee_wrench_frame:
+    "root", "link", "tip"), and one that states a range ("in [a, b]") states the schema's."""
     config, specs = CONFIGS[node]
     explained = explanations(config, specs)
     for name, spec in specs.items():
         for choice in spec.choices or ():
-            assert re.search(rf"\b{re.escape(choice)}\b", explained[name]), f"{name}: '{choice}'"
+            assert f'"{choice}"' in explained[name], f"{name}: '{choice}' not named"
         stated = re.search(r"in \[([-+.\de]+), ([-+.\de]+)\]", explained[name])
         if stated and spec.bounds is not None and spec.type == "double":
             assert tuple(map(float, stated.groups())) == spec.bounds, f"{name}: {stated[0]} vs {spec.bounds}"
