@@ -26,7 +26,7 @@ def diagnostics_until(d: Driver, done, ceiling: float = 60.0) -> dict:
     """/diagnostics of the node while joint_states flow, until `done(status)`; fails with the last."""
     end, status = time.monotonic() + ceiling, {}
     while time.monotonic() < end:
-        status = d.diagnostics_while_publishing(lambda: d.state(NAMES, Q, QD), timeout=5.0)
+        status = d.diagnostics_while_publishing(lambda: d.state(NAMES, Q, QD), timeout=20.0)
         if done(status):
             return status
     raise AssertionError(f"not seen on /diagnostics: {status}")
@@ -40,7 +40,7 @@ def test_commands_nobody_hears_are_said_with_the_remap_to_check(tmp_path) -> Non
         if sub.topic_name == f"{NODE}/effort_commands":
             d.node.destroy_subscription(sub)
     try:
-        d.wait_for_commands(lambda: d.state(NAMES, Q, QD), timeout=60.0)
+        d.wait_for_commands(lambda: d.state(NAMES, Q, QD), timeout=120.0)
         status = diagnostics_until(d, lambda s: "nobody subscribes" in s["message"])
         assert status["level"] == 1 and status["command_subscribers"] == "0", status
         assert status["command_topic"] == f"{NODE}/effort_commands"

@@ -20,20 +20,20 @@ Q = np.array([0.1, -0.4, 0.2, -2.0, 0.1, 1.6, 0.3])
 
 
 def test_lowered_gains_are_said_once_not_every_few_seconds(tmp_path) -> None:
-    params = {"robot_description": URDF, "tip_link": "panda_hand", "feedback.kp": [400.0], **FRICTION_OFF}
+    params = {"robot_description": URDF, "tip_link": "panda_hand", "feedback.kp": [1000.0], **FRICTION_OFF}
     proc = start_node(tmp_path, params)
     d = Driver("feedback_log_driver")
     try:
         zero = np.zeros(MODEL.nv)
-        d.wait_for_commands(lambda: d.state(NAMES, Q, zero), timeout=60.0)
-        target = JointTrajectoryPoint(positions=(Q + 0.01).tolist())  # at once: a hold target
+        d.wait_for_commands(lambda: d.state(NAMES, Q, zero), timeout=120.0)
+        target = JointTrajectoryPoint(positions=(Q + 0.005).tolist())  # at once: a hold target
         hold = JointTrajectory(joint_names=NAMES, points=[target])
         d.node.create_publisher(JointTrajectory, f"{NODE}/joint_trajectory", 10).publish(hold)
         end = time.monotonic() + 7.0
-        while time.monotonic() < end:  # a 10 Hz loop: far too slow for kp 400 on these inertias
+        while time.monotonic() < end:  # a 10 Hz loop: far too slow for kp 1000 on these inertias
             d.joint_states.publish(d.state(NAMES, Q, zero))
             d.spin(0.1)
-        diagnostics = d.diagnostics_while_publishing(lambda: d.state(NAMES, Q, zero))
+        diagnostics = d.diagnostics_while_publishing(lambda: d.state(NAMES, Q, zero), timeout=20.0)
         assert diagnostics["feedback_scaled_joints"], diagnostics  # lowered all along
     finally:
         d.close()

@@ -146,7 +146,7 @@ def test_a_new_model_redeclares_them_for_its_joints(tmp_path) -> None:
         d.description.publish(String(data=UR5))
         end = time.monotonic() + 30.0
         refused = "feedback.kp: has one value per joint"
-        while refused not in d.latest_diagnostics().get("last_model_error", ""):
+        while refused not in d.latest_diagnostics(timeout=20.0).get("last_model_error", ""):
             assert time.monotonic() < end, d.latest_diagnostics()
         assert joint_names_declared(d, kinova)  # the Kinova still commands, its parameters stay
     finally:

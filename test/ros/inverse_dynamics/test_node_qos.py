@@ -169,8 +169,8 @@ def test_overrides_follow_the_remapped_topic_and_one_naming_no_topic_is_said(tmp
             Float64MultiArray, "/effort_controller/commands", lambda m: None, RELIABLE
         )
         want = rnea(MODEL, Q, QD, np.zeros(MODEL.nv))
-        driver.wait_for_commands(lambda: driver.state(NAMES, Q, QD), timeout=30.0)
-        end = time.monotonic() + 10.0
+        driver.wait_for_commands(lambda: driver.state(NAMES, Q, QD), timeout=120.0)
+        end = time.monotonic() + 30.0
         while not got and time.monotonic() < end:
             driver.joint_states.publish(driver.state(NAMES, Q, QD))
             driver.spin(0.05)
