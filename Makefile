@@ -23,7 +23,7 @@ ROS2_SETUP := $(if $(filter jazzy,$(ROS_DISTRO)),$(if $(wildcard $(ROS2_WHEELS)/
 	$(wildcard $(ROS2_WHEELS)/*.whl) $(if $(wildcard $(VENV)/.ros2-wheels),,FORCE)))
 # The real rqt_reconfigure (rqt, qt_gui, PyQt5; Xvfb and Qt's libraries by apt-get as root): when
 # this folder exists, set-up installs it into the Jazzy venv after the ros2-wheels, and `make test`
-# drives the nodes through its GUI (test/ros/*/test_rqt_reconfigure.py); without it those tests
+# drives the nodes through its GUI (test/ros/*/test_rqt_reconfigure*.py); without it those tests
 # skip. install.sh is idempotent (pip and only the missing Debian packages).
 RQT_WHEELS ?= $(abspath $(CURDIR)/../shared/rqt-wheels)
 export RQT_WHEELS
