@@ -21,16 +21,25 @@ export ROS2_WHEELS
 # (Jazzy's wheels: into the Jazzy venv only)
 ROS2_SETUP := $(if $(filter jazzy,$(ROS_DISTRO)),$(if $(wildcard $(ROS2_WHEELS)/install.sh),\
 	$(wildcard $(ROS2_WHEELS)/*.whl) $(if $(wildcard $(VENV)/.ros2-wheels),,FORCE)))
+# The real rqt_reconfigure (rqt, qt_gui, PyQt5; Xvfb and Qt's libraries by apt-get as root): when
+# this folder exists, set-up installs it into the Jazzy venv after the ros2-wheels, and `make test`
+# drives the nodes through its GUI (test/ros/*/test_rqt_reconfigure*.py); without it those tests
+# skip. install.sh is idempotent (pip and only the missing Debian packages).
+RQT_WHEELS ?= $(abspath $(CURDIR)/../shared/rqt-wheels)
+export RQT_WHEELS
+RQT_SETUP := $(if $(filter jazzy,$(ROS_DISTRO)),$(if $(wildcard $(RQT_WHEELS)/install.sh),\
+	$(wildcard $(RQT_WHEELS)/*.whl) $(if $(wildcard $(VENV)/.rqt-wheels),,FORCE)))
 
 .PHONY: demo test test-unit test-ros test-kilted lint bench soak-sequences clean
 
-$(STAMP): requirements.txt requirements-dev.txt $(DISTRO_REQUIREMENTS) setup.py rnea_ros/compiled/_pointer_call.c $(ROS2_SETUP)
+$(STAMP): requirements.txt requirements-dev.txt $(DISTRO_REQUIREMENTS) setup.py rnea_ros/compiled/_pointer_call.c $(ROS2_SETUP) $(RQT_SETUP)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 ifeq ($(ROS_DISTRO),jazzy)
 	$(PY) -m pip install --quiet -r requirements-dev.txt
 	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e .
 	if [ -x "$(ROS2_WHEELS)/install.sh" ]; then "$(ROS2_WHEELS)/install.sh" $(PY) && touch $(VENV)/.ros2-wheels; fi
+	if [ -x "$(RQT_WHEELS)/install.sh" ]; then "$(RQT_WHEELS)/install.sh" $(PY) && touch $(VENV)/.rqt-wheels; fi
 else
 	grep -hv '^ros-jazzy-\|^-r ' requirements.txt requirements-dev.txt > $(VENV)/requirements-base.txt
 	$(PY) -m pip install --quiet -r $(VENV)/requirements-base.txt -r $(DISTRO_REQUIREMENTS)

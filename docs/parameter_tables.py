@@ -4,7 +4,8 @@
     .venv/bin/python docs/parameter_tables.py --check   # exit 1 when a table differs from its schema
 
 Each table sits between the lines `<!-- parameters: NODE -->` and `<!-- end parameters -->`, NODE a
-key of `node_schemas()`; the text between them is `rnea_ros.ros.schema.markdown_table(schema)`.
+key of `node_schemas()`; the text between them is `rnea_ros.ros.schema.markdown_table(schema)`
+followed by the rows of the node's per-joint parameters (`rnea_ros.ros.per_joint.markdown_rows`).
 test/unit/docs/test_parameter_tables.py checks that the page holds exactly these tables.
 """
 
@@ -31,10 +32,15 @@ def node_schemas() -> dict[str, Mapping[str, Any]]:
 
 
 def tables() -> dict[str, str]:
-    """Node name → its generated Markdown table."""
+    """Node name → its generated Markdown table: the schema's rows, then its per-joint kinds'."""
+    from rnea_ros.node_schemas import NODE_JOINT_KINDS
+    from rnea_ros.ros.per_joint import markdown_rows
     from rnea_ros.ros.schema import markdown_table
 
-    return {node: markdown_table(schema) for node, schema in node_schemas().items()}
+    return {
+        node: "\n".join([markdown_table(schema), *markdown_rows(NODE_JOINT_KINDS.get(node, ()))])
+        for node, schema in node_schemas().items()
+    }
 
 
 def page_tables(text: str) -> dict[str, str]:

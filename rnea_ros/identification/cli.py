@@ -224,8 +224,11 @@ def apply_params(model: RobotModel, path: Path) -> RobotModel:
             values = params.get("friction", {}).get(key)
             if values is not None:
                 pi[offset : offset + n] = np.asarray(values, dtype=float)[take]
-        if params.get("armature") is not None:
-            pi[12 * n : 13 * n] = np.asarray(params["armature"], dtype=float)[take]
+        armature = params.get("armature")
+        if isinstance(armature, dict):  # armature.<joint>, as this tool writes it
+            pi[12 * n : 13 * n] = [float(armature.get(j, 0.0)) for j in model.joint_names]
+        elif armature is not None:  # a list in `joints` order (files written before the per-joint form)
+            pi[12 * n : 13 * n] = np.asarray(armature, dtype=float)[take]
         return with_parameters(model, pi)
     except (ValueError, IndexError, TypeError) as exc:
         raise BadInput(f"--params '{path}': {exc}") from None
@@ -245,7 +248,8 @@ def params_yaml(result: Identification, args: argparse.Namespace) -> str:
         "coulomb": [float(x) for x in result.coulomb],
         "smoothing_velocity": float(result.smoothing_velocity),
     }
-    params["armature"] = [float(x) for x in result.armature]
+    # one parameter per joint, armature.<joint> (the node has no armature array)
+    params["armature"] = {j: float(x) for j, x in zip(result.joint_names, result.armature, strict=True)}
     if result.payload is not None:
         p = result.payload
         i = p.inertia
@@ -256,7 +260,8 @@ def params_yaml(result: Identification, args: argparse.Namespace) -> str:
             "inertia": [float(x) for x in (i[0, 0], i[0, 1], i[0, 2], i[1, 1], i[1, 2], i[2, 2])],
         }
     header = (
-        "# Identified by rnea_ros.identification.cli; per-joint arrays follow `joints`.\n"
+        "# Identified by rnea_ros.identification.cli; per-joint arrays follow `joints`, armature is\n"
+        "# one parameter per joint (armature.<joint>).\n"
         "# friction: N m s/rad and N m (N s/m and N for prismatic); armature: kg m^2 (kg).\n"
     )
     return header + yaml.safe_dump({"inverse_dynamics": {"ros__parameters": params}}, sort_keys=False)

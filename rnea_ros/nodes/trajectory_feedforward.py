@@ -20,19 +20,22 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from functools import partial
 
 import numpy as np
 from builtin_interfaces.msg import Duration
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from rcl_interfaces.msg import SetParametersResult
+from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
+from rclpy.qos import QoSProfile
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from rnea_ros.control.effort_law import EffortLaw
 from rnea_ros.errors import ParameterError
 from rnea_ros.model.robot_model import RobotModel
-from rnea_ros.ros import diagnostics, parameters
+from rnea_ros.ros import diagnostics, parameters, qos
 from rnea_ros.ros.common import (
     JOINT_STATES_QOS,
     ThrottledLog,
@@ -43,6 +46,7 @@ from rnea_ros.ros.common import (
 )
 from rnea_ros.ros.diagnostics import NodeStats
 from rnea_ros.ros.law_params import (
+    LAW_JOINT_KINDS,
     LAW_PARAMS,
     compensated,
     ee_wrench,
@@ -57,7 +61,9 @@ from rnea_ros.ros.model_source import (
     per_joint_parameters_fit,
     start_model_source,
 )
+from rnea_ros.ros.per_joint import JointParameters, is_joint_parameter, pre_set
 from rnea_ros.ros.schema import Param, table
+from rnea_ros.ros.unheard import UnheardTopic
 from rnea_ros.trajectory.efforts import DEFAULT_RESAMPLE_PERIOD, trajectory_efforts
 from rnea_ros.trajectory.joint_map import JointMap
 from rnea_ros.trajectory.jtc_points import effort_trajectory
@@ -97,6 +103,8 @@ TRAJECTORY_FEEDFORWARD = table(
     )
 )
 SCHEMA = TRAJECTORY_FEEDFORWARD
+TRAJECTORY_QOS = QoSProfile(depth=10)  # ~/trajectory_in and ~/trajectory_out (qos_overrides.* may change it)
+UNHEARD_PERIOD = 0.5  # s between looks for a subscriber of ~/trajectory_out (rnea_ros.ros.unheard)
 MAX_JOINTS = 1000  # joint_states names remembered before a model is loaded
 
 
@@ -202,7 +210,10 @@ class TrajectoryFeedforwardNode(Node):
 
     def __init__(self, **kwargs) -> None:
         super().__init__("trajectory_feedforward", **kwargs)
-        self._params = parameters.declare(self, SCHEMA)
+        # friction.<joint>.viscous ... (rnea_ros.ros.per_joint), declared once the model is known
+        self._joint_params = JointParameters(self, LAW_JOINT_KINDS, SCHEMA)
+        deferred = partial(is_joint_parameter, LAW_JOINT_KINDS)
+        self._params = parameters.declare(self, SCHEMA, deferred=deferred)
         prepare_kernels(self)  # before any subscription: no cycle compiles
         check_parameters(self._params)
         self._setup: Setup | None = None
@@ -211,15 +222,19 @@ class TrajectoryFeedforwardNode(Node):
         self._log = ThrottledLog(self).warn
         self.stats = Stats()
         guard = self._guard
-        self._out = self.create_publisher(JointTrajectory, "~/trajectory_out", 10)
+        self._out = qos.publisher(self, JointTrajectory, "~/trajectory_out", TRAJECTORY_QOS)
         self._diag_pub = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
-        self.create_subscription(
-            JointTrajectory, "~/trajectory_in", guard("trajectory_in", self._on_trajectory), 10
-        )
-        self.create_subscription(
-            JointState, "joint_states", guard("joint_states", self._on_joint_states), JOINT_STATES_QOS
-        )
-        self.add_pre_set_parameters_callback(parameters.as_schema_types(SCHEMA))  # 1 → 1.0
+        on_trajectory = guard("trajectory_in", self._on_trajectory)
+        qos.subscription(self, JointTrajectory, "~/trajectory_in", on_trajectory, TRAJECTORY_QOS)
+        on_state = guard("joint_states", self._on_joint_states)
+        qos.subscription(self, JointState, "joint_states", on_state, JOINT_STATES_QOS)
+        qos.warn_unmatched(self)  # qos_overrides.* naming no topic (remapped, misspelled)
+        # nobody subscribed 2 s after the first trajectory: a remap that matched nothing, said so
+        remap = "~/trajectory_out:=/joint_trajectory_controller/joint_trajectory"
+        self._unheard = UnheardTopic(self, self._out, remap)
+        steady = Clock(clock_type=ClockType.STEADY_TIME)
+        self.create_timer(UNHEARD_PERIOD, guard("unheard", self._check_unheard), clock=steady)
+        self.add_pre_set_parameters_callback(pre_set(self._joint_params, lambda: self._params))  # 1 → 1.0
         self.add_on_set_parameters_callback(self._on_set_parameters)
         self.add_post_set_parameters_callback(guard("parameters", self._on_parameters_set))
         self.create_timer(self._params["diagnostics_period"], guard("diagnostics", self._publish_diagnostics))
@@ -242,15 +257,19 @@ class TrajectoryFeedforwardNode(Node):
         params, old = self._params, self._setup
         try:
             base = model_from_urdf(xml, params)
-            setup = build_setup(base, params)
+            joints, output = output_joints(base, params)
             if old is not None:
-                per_joint_parameters_fit(params, old.joints, setup.joints, SCHEMA)
+                per_joint_parameters_fit(params, old.joints, joints, SCHEMA)
+            params = self._joint_params.for_model(params, base, output)  # friction.<joint>.viscous ...
+            setup = build_setup(base, params)
         except ValueError as exc:
             self.stats.model_rejected(f"{source}: {exc}")
             kept = "the previous model stays" if old else "no model loaded"
             self.get_logger().error(f"rejected robot description from {source}: {exc} ({kept})")
             return
-        self._setup = setup
+        self._setup, self._params = setup, params
+        for name in self._joint_params.declare(params):  # the model's joints' parameters
+            self.get_logger().warn(self._joint_params.unknown_text(name))
         self.stats.model_error = ""
         self.get_logger().info(
             f"model '{base.name}' from {source}: {base.nv} joints; trajectories for {setup.joints}"
@@ -261,10 +280,12 @@ class TrajectoryFeedforwardNode(Node):
             )
 
     def _on_set_parameters(self, params) -> SetParametersResult:
+        if self._joint_params.syncing:  # the per-joint parameters of a model, as `_params` has them
+            return SetParametersResult(successful=True)
         try:
             setup = self._setup
             n = None if setup is None else len(setup.joints)
-            new = parameters.proposed(SCHEMA, self._params, params, n)
+            new = parameters.proposed(self._joint_params.schema(), self._params, params, n)
             check_parameters(new)
             rebuilt = None if setup is None else build_setup(setup.base, new)
         except ValueError as exc:
@@ -477,6 +498,9 @@ class TrajectoryFeedforwardNode(Node):
 
     # --- diagnostics -----------------------------------------------------------------------
 
+    def _check_unheard(self) -> None:
+        self._unheard.check(self.stats.published > 0)
+
     def _publish_diagnostics(self) -> None:
         setup, stats = self._setup, self.stats
         values = {
@@ -491,6 +515,7 @@ class TrajectoryFeedforwardNode(Node):
             "trajectories_rejected": str(sum(stats.rejected.values())),
             **stats.rejected_values(),
             "joints_measured": str(len(self._measured)),
+            "trajectory_out": self._unheard.topic,
             "trajectory_out_subscribers": str(self._out.get_subscription_count()),
             "last_model_error": stats.model_error,
             **({} if stats.last is None else stats.last.values()),
@@ -499,6 +524,8 @@ class TrajectoryFeedforwardNode(Node):
         last = stats.last
         if setup is None:
             level, message = DiagnosticStatus.ERROR, "no model loaded"
+        elif self._unheard.text:  # trajectories that go nowhere: a remap that matched nothing
+            level, message = DiagnosticStatus.WARN, self._unheard.text
         elif last is not None and last.outcome == "rejected":  # until a trajectory goes out
             level, message = DiagnosticStatus.WARN, f"last trajectory rejected: {last.reason}"
         elif stats.problems_in_period:

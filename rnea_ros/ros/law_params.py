@@ -13,6 +13,7 @@ from rnea_ros.control.terms import COMPENSABLE
 from rnea_ros.errors import ParameterError
 from rnea_ros.friction.model import SMOOTHING_VELOCITY, Friction
 from rnea_ros.model.robot_model import Payload, RobotModel
+from rnea_ros.ros.per_joint import JointKind, joint_values
 from rnea_ros.ros.schema import Param
 
 LAW_PARAMS = (
@@ -48,7 +49,8 @@ LAW_PARAMS = (
         "friction.viscous",
         "double_array",
         [-1.0],
-        "viscous coefficient per joint (joints order), N m s/rad; [-1]: URDF damping",
+        "viscous coefficient per joint (joints order), N m s/rad; [-1]: URDF damping. The values of "
+        "friction.<joint>.viscous: setting either sets the other",
         bounds=(0.0, 1e6),
         per_joint="urdf|n",
     ),
@@ -56,7 +58,8 @@ LAW_PARAMS = (
         "friction.coulomb",
         "double_array",
         [-1.0],
-        "Coulomb level per joint (joints order), N m; [-1]: URDF friction",
+        "Coulomb level per joint (joints order), N m; [-1]: URDF friction. The values of "
+        "friction.<joint>.coulomb: setting either sets the other",
         bounds=(0.0, 1e6),
         per_joint="urdf|n",
     ),
@@ -98,21 +101,48 @@ LAW_PARAMS = (
         "link carrying the payload (empty: tip_link; one of them is needed when payload.mass > 0)",
     ),
     Param(
-        "armature",
-        "double_array",
-        [0.0],
-        "reflected rotor inertia added to M's diagonal, one value or one per joint (joints order), kg m^2",
-        bounds=(0.0, 1e4),
-        per_joint="1|n",
-    ),
-    Param(
         "effort_limit_scale",
         "double",
         1.0,
-        "efforts are clamped to URDF effort limit x scale",
-        bounds=(0.0, 10.0),
+        "efforts are clamped to URDF effort limit x scale; above 1 only for a URDF whose limits are "
+        "below what the drives are rated for (continuous instead of peak ratings): the drives' own "
+        "limits still apply",
+        bounds=(0.0, 2.0),
     ),
 )
+
+# The per-joint parameters of the law (rnea_ros.ros.per_joint): friction and armature.
+VISCOUS = JointKind(
+    "friction",
+    "viscous",
+    "friction.viscous",
+    "viscous friction coefficient of {joint}, N m s/rad (N s/m for a prismatic joint); starts from "
+    "friction.viscous (the URDF's damping by default); up to its URDF effort limit per rad/s (m/s) "
+    "(friction reaching the limit at 1 rad/s)",
+    per_limit=1.0,
+    unlimited=1e6,
+    urdf="damping",
+)
+COULOMB = JointKind(
+    "friction",
+    "coulomb",
+    "friction.coulomb",
+    "Coulomb friction level of {joint}, N m (N for a prismatic joint); starts from friction.coulomb "
+    "(the URDF's friction by default); up to its URDF effort limit",
+    per_limit=1.0,
+    unlimited=1e6,
+    urdf="coulomb",
+)
+ARMATURE = JointKind(
+    "armature",
+    "",
+    None,
+    "reflected rotor inertia of {joint} added to M's diagonal, kg m^2 (kg for a prismatic joint); "
+    "up to 0.1 s^2 x its URDF effort limit (the armature alone reaching the limit at 10 rad/s^2)",
+    per_limit=0.1,
+    unlimited=1e4,
+)
+LAW_JOINT_KINDS = (VISCOUS, COULOMB, ARMATURE)
 
 
 def named_link(model: RobotModel, params: Mapping, name: str) -> str | None:
@@ -147,34 +177,28 @@ def with_payload(base: RobotModel, params: Mapping, payload: Payload | None = No
 
 
 def with_armature(model: RobotModel, params: Mapping, output: np.ndarray) -> RobotModel:
-    """The model with the armature parameter (one value or one per joint of `joints`) on M's diagonal."""
-    armature = np.asarray(params["armature"], dtype=float)
+    """The model with the armature.<joint> parameters of the output joints on M's diagonal."""
+    armature = joint_values(params, ARMATURE, model, output)
     if not armature.any():
         return model
-    if armature.size not in (1, output.size):
-        raise ParameterError("armature", f"must have 1 or {output.size} values")
     full = np.zeros(model.njoints)  # = nv with a fixed root
     full[output] = armature
     return model.with_armature(full)
 
 
 def friction_of(model: RobotModel, params: Mapping, output: np.ndarray, scale: float = 1.0) -> Friction:
-    """Friction from friction.* (values per joint of `joints`, i.e. at `output`; [-1]: URDF),
-    its coefficients multiplied by `scale`."""
+    """Friction from friction.<joint>.viscous/coulomb of the output joints (or the arrays
+    friction.viscous/coulomb, in `joints` order; [-1]: URDF), the others' from the URDF, its
+    coefficients multiplied by `scale`."""
 
-    def from_joints(name: str, urdf: np.ndarray) -> np.ndarray:
-        value = np.asarray(params[name], dtype=float)
-        if value.tolist() == [-1.0]:
-            return urdf
-        if value.size != output.size:
-            raise ParameterError(name, f"must have {output.size} values (one per joint of 'joints')")
-        full = urdf.copy()
-        full[output] = value
+    def from_joints(kind: JointKind, urdf: np.ndarray) -> np.ndarray:
+        full = np.array(urdf, dtype=float)
+        full[output] = joint_values(params, kind, model, output)
         return full
 
     return Friction(
-        scale * from_joints("friction.viscous", model.damping),
-        scale * from_joints("friction.coulomb", model.coulomb),
+        scale * from_joints(VISCOUS, model.damping),
+        scale * from_joints(COULOMB, model.coulomb),
         params["friction.smoothing_velocity"],
     )
 
@@ -199,7 +223,11 @@ def ee_wrench(base: RobotModel, params: Mapping) -> tuple[str | None, np.ndarray
 
 
 __all__ = [
+    "ARMATURE",
+    "COULOMB",
+    "LAW_JOINT_KINDS",
     "LAW_PARAMS",
+    "VISCOUS",
     "compensated",
     "ee_wrench",
     "friction_of",

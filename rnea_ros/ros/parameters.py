@@ -23,13 +23,15 @@ from rclpy.node import Node
 from rclpy.parameter import Parameter
 
 from rnea_ros.errors import ParameterError
-from rnea_ros.ros.schema import Param, did_you_mean, validate_value
+from rnea_ros.ros.schema import Param, did_you_mean, one_value_list, validate_value
 
 # Parameters rclpy itself declares or reads; not reported as unknown.
 ROS_PARAMS = ("use_sim_time", "start_type_description_service", "qos_overrides.")
 
 
-def _descriptor(param: Param) -> ParameterDescriptor:
+def descriptor(param: Param) -> ParameterDescriptor:
+    """The ParameterDescriptor of a schema parameter: its description with the rules, read-only,
+    dynamic typing, and a floating_point_range for a bounded double (rqt_reconfigure: a slider)."""
     descriptor = ParameterDescriptor(
         name=param.name, description=param.doc(), read_only=param.read_only, dynamic_typing=True
     )
@@ -40,11 +42,16 @@ def _descriptor(param: Param) -> ParameterDescriptor:
 
 
 def _as_schema_type(param: Param | None, p: Parameter) -> Parameter:
-    """`p` with an integer value turned into the double (array) `param` declares; else `p`."""
+    """`p` with an integer value turned into the double (array) `param` declares, and a single
+    element given for an array of any length into a list of one (`contacts.types: point`); else `p`."""
     if param is None:
         return p
     if param.type == "double" and p.type_ == Parameter.Type.INTEGER:
         return Parameter(p.name, Parameter.Type.DOUBLE, float(p.value))
+    if p.type_ != Parameter.Type.NOT_SET and one_value_list(param, p.value):
+        if param.type == "string_array":
+            return Parameter(p.name, Parameter.Type.STRING_ARRAY, [p.value])
+        return Parameter(p.name, Parameter.Type.DOUBLE_ARRAY, [float(p.value)])
     if param.type == "double_array" and p.type_ == Parameter.Type.INTEGER_ARRAY:
         return Parameter(p.name, Parameter.Type.DOUBLE_ARRAY, [float(x) for x in p.value])
     return p
@@ -61,14 +68,19 @@ def as_schema_types(schema: dict[str, Param]) -> Callable[[list[Parameter]], lis
 
 
 def declare(
-    node: Node, schema: dict[str, Param], later: tuple[str, ...] = (), report_unknown: bool = True
+    node: Node,
+    schema: dict[str, Param],
+    later: tuple[str, ...] = (),
+    report_unknown: bool = True,
+    deferred: Callable[[str], bool] | None = None,
 ) -> dict[str, Any]:
     """Declare every parameter of `schema` and return their validated start-up values.
 
     Raises ParameterError naming the first invalid value (the caller ends start-up with it), and
     logs a warning for every override addressed to this node that is not a parameter, with the
-    closest known name; names starting with a prefix in `later` are declared later (per joint,
-    once the model is known) and not reported (`report_unknown=False`: nothing is).
+    closest known name; names starting with a prefix in `later`, or for which `deferred(name)`
+    holds, are declared later (per joint, once the model is known) and not reported
+    (`report_unknown=False`: nothing is).
     """
     values = {}
     overrides = getattr(node, "_parameter_overrides", {})
@@ -80,7 +92,7 @@ def declare(
             if start is not None:  # the schema's message before rclpy's own range check
                 validate_value(param, start if isinstance(start, (str, bool, int, float)) else list(start))
         try:
-            value = node.declare_parameter(name, start, _descriptor(param), ignore_override=True).value
+            value = node.declare_parameter(name, start, descriptor(param), ignore_override=True).value
         except (
             InvalidParameterTypeException,
             InvalidParameterValueException,
@@ -89,7 +101,9 @@ def declare(
             raise ParameterError(name, str(exc)) from None
         values[name] = validate_value(param, value)
     for name in sorted(overrides if report_unknown else {}):
-        if name not in schema and not name.startswith(ROS_PARAMS + tuple(later)):
+        if name in schema or (deferred is not None and deferred(name)):
+            continue
+        if not name.startswith(ROS_PARAMS + tuple(later)):
             node.get_logger().warn(f"unknown parameter '{name}' ignored{did_you_mean(name, schema)}")
     return values
 
@@ -114,5 +128,6 @@ def proposed(
 __all__ = [
     "as_schema_types",
     "declare",
+    "descriptor",
     "proposed",
 ]

@@ -101,6 +101,8 @@ def validate_value(param: Param, value: Any, n_joints: int | None = None) -> Any
                 + (f" (did you mean '{hint[0]}'?)" if hint else ""),
             )
         return value
+    if one_value_list(param, value):  # `types: point` in YAML for [point], as the table allows
+        value = [value]
     if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
         raise ParameterError(name, f"must be a list, got {value!r}")
     items = list(value)
@@ -126,6 +128,17 @@ def validate_value(param: Param, value: Any, n_joints: int | None = None) -> Any
     _check_bounds(param, numbers)
     _check_per_joint(param, len(numbers), n_joints)
     return numbers
+
+
+def one_value_list(param: Param, value: Any) -> bool:
+    """Whether `value` is a single element (a string for a string array, a number for a double
+    array) given for an array that takes any number of values: it stands for a list of one, as
+    rcl reads `types: point` or `gain: 50` from YAML and `ros2 param set` types it."""
+    if param.length is not None or isinstance(value, bool):
+        return False
+    if param.type == "string_array":
+        return isinstance(value, str)
+    return param.type == "double_array" and isinstance(value, (int, float))
 
 
 def _check_per_joint(param: Param, size: int, n_joints: int | None) -> None:
@@ -197,5 +210,6 @@ def markdown_table(schema: Mapping[str, Param]) -> str:
         flags = " (read-only)" if param.read_only else ""
         joints = {"n": ", per joint", "1|n": ", one value or per joint", "urdf|n": ", per joint"}
         meaning = param.doc() + joints.get(param.per_joint, "")
+        meaning = meaning.replace("<", "&lt;")  # ~/terms/<term>: text, not an HTML tag
         rows.append(f"| `{name}`{flags} | {_shown(param.default)} | {meaning} |")
     return "\n".join(rows)

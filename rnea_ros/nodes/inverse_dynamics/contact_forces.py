@@ -22,6 +22,8 @@ Outputs, once per command cycle:
 and a "<node>: contacts" status on /diagnostics: OK while an admissible contact force exists,
 WARN when the last cycle had none (the message of contact_dynamics: centre of mass outside the
 support, a single point contact asked for a moment, ...) with the least-violating forces in use.
+A planar root without active contacts (a mobile base on wheels) is OK: its drive carries the base
+rows (x, y, yaw), which no contact could; base_residual_max is the largest of them.
 """
 
 from __future__ import annotations
@@ -54,6 +56,7 @@ class ContactOutputs:
         self.residual = 0.0  # largest |base residual| this period
         self.cycles = 0
         self.last_status = ""
+        self.driven_base = False  # the last cycle: a planar root without contacts (module docstring)
 
     def active(self, contacts: tuple[Contact, ...]) -> list[Contact]:
         """The contacts the mask leaves active (all while it does not fit them)."""
@@ -81,11 +84,15 @@ class ContactOutputs:
         solution: ContactSolution,
         header: Header,
         marker_scale: float,
-    ) -> None:
-        """The wrenches and markers of one cycle's solution (its forces: the active contacts')."""
+    ) -> bool:
+        """The wrenches and markers of one cycle's solution (its forces: the active contacts');
+        whether it had no admissible contact force (a planar root's drive carrying the base rows
+        without contacts is no such case)."""
         self.cycles += 1
         self.last_status = solution.status.value
-        if solution.status is ContactStatus.INFEASIBLE:
+        self.driven_base = floating.root_joint == "planar" and not solution.forces
+        infeasible = solution.status is ContactStatus.INFEASIBLE and not self.driven_base
+        if infeasible:
             self.infeasible += 1
             self.message = solution.message
         self.residual = max(self.residual, float(np.max(np.abs(solution.base_residual), initial=0.0)))
@@ -127,6 +134,7 @@ class ContactOutputs:
             marker.pose.orientation.w = 1.0
             markers.markers.append(marker)
         self._marker_pub.publish(markers)
+        return infeasible
 
     def status(self, node_name: str, n_contacts: int) -> DiagnosticStatus:
         """The "contacts" status of this diagnostics period (then the period restarts)."""
@@ -137,13 +145,16 @@ class ContactOutputs:
             message = (
                 f"no admissible contact force in {self.infeasible} of {self.cycles} cycles: {self.message}"
             )
+        elif self.driven_base:
+            level = DiagnosticStatus.OK
+            message = "planar base without contacts: its drive (wheels) carries the base rows x, y, yaw"
         else:
             level, message = DiagnosticStatus.OK, "admissible contact forces"
         values = {
             "contact_links": " ".join(self._links),
             "contact_mask": "".join("1" if m else "0" for m in self.mask),
             "contacts_active": str(int(self.mask.sum())) if self.mask.size else str(n_contacts),
-            "contact_status": self.last_status or "none",
+            "contact_status": "drive carries the base" if self.driven_base else self.last_status or "none",
             "infeasible_cycles": str(self.infeasible),
             "base_residual_max": f"{self.residual:.4g}",
         }

@@ -18,8 +18,10 @@ from rnea_ros.model.robot_model import RobotModel
 from rnea_ros.nodes.inverse_dynamics.contact_params import contacts_of
 from rnea_ros.nodes.inverse_dynamics.effort_units import EffortUnits, effort_units
 from rnea_ros.nodes.inverse_dynamics.overrides import NONE, Overrides
+from rnea_ros.nodes.inverse_dynamics.params import KD, KP
 from rnea_ros.ros.law_params import compensated, ee_wrench, friction_of, with_armature, with_payload
 from rnea_ros.ros.model_source import output_joints
+from rnea_ros.ros.per_joint import joint_values
 
 
 @dataclass(frozen=True)
@@ -114,13 +116,10 @@ def build_cycle_model(
     model = with_armature(with_payload(base, params, overrides.payload), params, output)
     wrench_root, wrench_local = link_wrenches(base, params, overrides)
     gains = {}
-    for name in ("feedback.kp", "feedback.kd"):
-        value = np.asarray(params[name], dtype=float).reshape(-1)
-        if value.size not in (1, len(joints)):
-            raise ParameterError(name, f"must have 1 or {len(joints)} values")
+    for kind in (KP, KD):  # feedback.<joint>.kp/kd (or the arrays feedback.kp/kd)
         full = np.zeros(base.nv)
-        full[output] = value
-        gains[name] = full
+        full[output] = joint_values(params, kind, base, output)
+        gains[kind.array] = full
     law = EffortLaw(
         gravity=tuple(float(g) for g in params["gravity"]),
         compensate=compensated(params),

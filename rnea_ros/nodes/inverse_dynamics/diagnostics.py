@@ -24,6 +24,7 @@ class CycleStats(NodeStats):
     last_stamp_ns: int = 0  # stamp of the newest joint_states received
     last_receive_ns: int = 0  # when it was received
     last_command_ns: int = 0  # when the last command was published
+    unheard: str = ""  # why nobody receives the commands (rnea_ros.ros.unheard), while so
 
     def published(self, now_ns: int, cycle_time: float, clamped: list[str]) -> None:
         self.commands += 1
@@ -149,6 +150,8 @@ def diagnostic_status(
             DiagnosticStatus.WARN,
             f"no command yet: {stats.last_drop or 'waiting for joint_states'}",
         )
+    elif stats.unheard:  # commands that go nowhere: a remap that matched nothing
+        level, message = DiagnosticStatus.WARN, stats.unheard
     elif stats.model_error_in_period:
         level, message = (
             DiagnosticStatus.WARN,

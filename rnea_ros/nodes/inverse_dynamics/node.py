@@ -16,9 +16,10 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from functools import partial
 
 import numpy as np
-from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from geometry_msgs.msg import InertiaStamped, WrenchStamped
 from nav_msgs.msg import Odometry
 from rcl_interfaces.msg import SetParametersResult
@@ -42,14 +43,10 @@ from rnea_ros.nodes.inverse_dynamics.base_state import BaseDrop, BaseStateInput
 from rnea_ros.nodes.inverse_dynamics.contact_forces import ContactOutputs
 from rnea_ros.nodes.inverse_dynamics.contact_params import contacts_of
 from rnea_ros.nodes.inverse_dynamics.cycle_model import CycleModel, build_cycle_model
-from rnea_ros.nodes.inverse_dynamics.diagnostics import (
-    SCALED,
-    CycleStats,
-    diagnostic_status,
-    feedback_scaled_text,
-)
+from rnea_ros.nodes.inverse_dynamics.diagnostics import SCALED, CycleStats, diagnostic_status
+from rnea_ros.nodes.inverse_dynamics.feedback_log import FeedbackScaleLog
 from rnea_ros.nodes.inverse_dynamics.overrides import NONE, Overrides, message_link, payload_of, wrench_of
-from rnea_ros.nodes.inverse_dynamics.params import INVERSE_DYNAMICS
+from rnea_ros.nodes.inverse_dynamics.params import INVERSE_DYNAMICS, JOINT_KINDS
 from rnea_ros.ros import diagnostics, parameters, qos
 from rnea_ros.ros.cdr import Float64ArrayWriter, JointStateReader, JointStateWriter, WireJointState
 from rnea_ros.ros.common import (
@@ -67,9 +64,12 @@ from rnea_ros.ros.joint_states import JointStateCache, Layout, efforts_of, layou
 from rnea_ros.ros.model_source import (
     PARAMETER_SOURCE,
     model_from_urdf,
+    output_joints,
     per_joint_parameters_fit,
     start_model_source,
 )
+from rnea_ros.ros.per_joint import JointParameters, is_joint_parameter, pre_set
+from rnea_ros.ros.unheard import UnheardTopic
 from rnea_ros.ros.waitset_loop import stream
 from rnea_ros.trajectory.desired_state import DesiredState
 
@@ -78,6 +78,7 @@ COMMAND_QOS = QoSProfile(depth=10)
 # How often the node looks for subscribers of ~/joint_efforts and ~/terms/* (s): counting them
 # costs more than a cycle's dynamics, so it is kept out of the cycle.
 LISTENER_PERIOD = 0.1
+UNHEARD_PERIOD = 0.5  # s between looks for a subscriber of ~/effort_commands (rnea_ros.ros.unheard)
 # Stamps this far (s) from the node clock come from another clock source, not from lag.
 CLOCK_MIXUP = 1e6
 
@@ -113,18 +114,22 @@ class InverseDynamicsNode(Node):
         """managed: leave kernels, topics, timers and the model to `_start` (lifecycle.py calls it
         on configure); otherwise the node starts at once."""
         super().__init__("inverse_dynamics", **kwargs)
-        self._params = _checked(parameters.declare(self, INVERSE_DYNAMICS))
+        # feedback.<joint>.kp ... (rnea_ros.ros.per_joint), declared once the model is known
+        self._joint_params = JointParameters(self, JOINT_KINDS, INVERSE_DYNAMICS)
+        deferred = partial(is_joint_parameter, JOINT_KINDS)
+        self._params = _checked(parameters.declare(self, INVERSE_DYNAMICS, deferred=deferred))
         self._loaded: Loaded | None = None
         self._pending: tuple[dict, CycleModel | None, Overrides] | None = None
         self._overrides = NONE  # what ~/ee_wrench and ~/payload set (kept across model swaps)
         self._log = ThrottledLog(self)
+        self._feedback_log = FeedbackScaleLog(self.get_logger())  # said on change, summed up now and then
         self._guard_trips_logged = 0
         self.stats = CycleStats()
         self._contact = contact.ContactMonitor(self)
         self._imu = ImuGravity()  # gravity_source imu_*: the gravity from ~/imu
         self._base = BaseStateInput()  # root_joint floating | planar: ~/odometry and ~/imu
         self._contacts = ContactOutputs(self)  # root_joint floating | planar: contacts out
-        self.add_pre_set_parameters_callback(parameters.as_schema_types(INVERSE_DYNAMICS))
+        self.add_pre_set_parameters_callback(pre_set(self._joint_params, lambda: self._params))
         self.add_on_set_parameters_callback(self._on_set_parameters)
         self.add_post_set_parameters_callback(self._guard("parameters", self._on_parameters_set))
         if not managed:
@@ -141,6 +146,8 @@ class InverseDynamicsNode(Node):
         self._command = Float64MultiArray()
         self._command_data = InPlaceDoubles()  # its data, refilled per cycle (where not sent as bytes)
         self._command_bytes = Float64ArrayWriter(self._command)
+        # nobody subscribed 2 s after the first command: a remap that matched nothing, said so
+        self._unheard = UnheardTopic(self, self._effort_pub, "~/effort_commands:=/effort_controller/commands")
         self._joint_efforts_pub = self.create_publisher(JointState, "~/joint_efforts", 10)
         self._term_pubs = {t: self.create_publisher(JointState, f"~/terms/{t}", 10) for t in TERMS}
         self._answers = {t: ReusedJointState() for t in (None, *TERMS)}  # per output, refilled
@@ -188,12 +195,14 @@ class InverseDynamicsNode(Node):
         # waits for ~/joint_efforts before its clock moves would otherwise never be found.
         steady = Clock(clock_type=ClockType.STEADY_TIME)
         self.create_timer(LISTENER_PERIOD, guard("listeners", self._find_listeners), clock=steady)
+        self.create_timer(UNHEARD_PERIOD, guard("unheard", self._check_unheard), clock=steady)
 
         rate = self._params["tip_apparent_mass.rate"]
         if rate > 0:  # off the command path, well below its rate
             self._apparent_mass_pub = self.create_publisher(Float64, "~/tip_apparent_mass", 10)
             self.create_timer(1.0 / rate, guard("tip_apparent_mass", self._publish_apparent_mass))
 
+        qos.warn_unmatched(self)  # qos_overrides.* naming no topic (remapped, misspelled)
         start_model_source(self, self._params, self._load_description, guard)
 
     # --- safety net ------------------------------------------------------------------------
@@ -250,28 +259,33 @@ class InverseDynamicsNode(Node):
             return
         self._install(built, source)
 
-    def _build(self, xml: str) -> tuple[Loaded, Overrides]:
+    def _build(self, xml: str) -> tuple[Loaded, Overrides, dict]:
         """The Loaded state of a description with the current parameters (and the message
-        overrides it keeps); ValueError naming the link, joint or parameter at fault."""
+        overrides it keeps) and the parameters with the per-joint ones of its joints; ValueError
+        naming the link, joint or parameter at fault."""
         params, old = self._params, self._loaded
         base = model_from_urdf(xml, params, "fixed")
         floating = (
             None if params["root_joint"] == "fixed" else model_from_urdf(xml, params, params["root_joint"])
         )
-        cycle, override = self._cycle_for(base, params, floating)
+        joints, output = output_joints(base, params)
         if old is not None:
-            per_joint_parameters_fit(params, old.cycle.output_names, cycle.output_names, INVERSE_DYNAMICS)
+            per_joint_parameters_fit(params, old.cycle.output_names, joints, INVERSE_DYNAMICS)
+        params = self._joint_params.for_model(params, base, output)  # feedback.<joint>.kp ...
+        cycle, override = self._cycle_for(base, params, floating)
         contact.check(params, cycle.model, len(cycle.output_names))
         cache = JointStateCache(cycle.model, old.cache if old else None)
-        return Loaded(base, cycle, cache, DesiredState(cycle.model.nv), floating=floating), override
+        return Loaded(base, cycle, cache, DesiredState(cycle.model.nv), floating=floating), override, params
 
-    def _install(self, built: tuple[Loaded, Overrides], source: str) -> None:
+    def _install(self, built: tuple[Loaded, Overrides, dict], source: str) -> None:
         old = self._loaded
         if old is not None and not old.desired.idle:
             self.get_logger().warn(
                 "the running trajectory is cancelled, held positions released: the model was replaced"
             )
-        self._loaded, self._overrides = built
+        self._loaded, self._overrides, self._params = built
+        for name in self._joint_params.declare(self._params):  # the model's joints' parameters
+            self.get_logger().warn(self._joint_params.unknown_text(name))
         base, cycle = self._loaded.base, self._loaded.cycle
         self.stats.model_error = ""
         self.get_logger().info(
@@ -299,10 +313,12 @@ class InverseDynamicsNode(Node):
     # --- parameters -----------------------------------------------------------------------
 
     def _on_set_parameters(self, params) -> SetParametersResult:
+        if self._joint_params.syncing:  # the per-joint parameters of a model, as `_params` has them
+            return SetParametersResult(successful=True)
         try:
             loaded = self._loaded
             n = None if loaded is None else len(loaded.cycle.output_names)
-            new = _checked(parameters.proposed(INVERSE_DYNAMICS, self._params, params, n))
+            new = _checked(parameters.proposed(self._joint_params.schema(), self._params, params, n))
             override = self._overrides.after_parameters((p.name for p in params), new["tip_link"] or None)
             previous = None if loaded is None else (loaded.cycle, self._params)
             cycle = (
@@ -599,15 +615,14 @@ class InverseDynamicsNode(Node):
         if clamped:
             text = f"effort clamped to its limit x effort_limit_scale on {', '.join(clamped)}"
             self._log.warn("clamped", text)
-        if min(efforts.feedback_scale.tolist(), default=1.0) < SCALED:
-            self._log.warn("feedback_scaled", feedback_scaled_text(cycle))
+        self._feedback_log.cycle(cycle, min(efforts.feedback_scale.tolist(), default=1.0) < SCALED, t0)
         if floating is not None and floating.solution is not None:  # after the command
             solution = floating.solution
-            self._contacts.publish(
+            infeasible = self._contacts.publish(
                 floating.floating, floating.q_full, cycle.contacts, solution, msg.header,
                 self._params["contacts.marker_scale"],
             )  # fmt: skip
-            if solution.message:
+            if infeasible:  # not a planar base's drive carrying its rows without contacts
                 self._log.warn("contacts_infeasible", f"no admissible contact force: {solution.message}")
         if self._params["observer.enabled"]:  # after the command: the robot does not wait for it
             cache = loaded.cache
@@ -670,12 +685,21 @@ class InverseDynamicsNode(Node):
             pubs += [(term, self._term_pubs[term]) for term in TERMS]
         self._listened = [(term, pub) for term, pub in pubs if pub.get_subscription_count() > 0]
 
+    def _check_unheard(self) -> None:
+        self._unheard.check(self.stats.commands > 0)
+        self.stats.unheard = self._unheard.text
+
     # --- diagnostics -----------------------------------------------------------------------
 
     def _publish_diagnostics(self) -> None:
         self._log_guard_trips()
         now = self.get_clock().now()
         statuses = [self._diagnostic_status(now.nanoseconds)]
+        unheard = self._unheard
+        statuses[0].values.extend(
+            [KeyValue(key="command_topic", value=unheard.topic),
+             KeyValue(key="command_subscribers", value=str(unheard.subscribers))]
+        )  # fmt: skip
         statuses[0].values.extend(self._imu.values(self._params, now.nanoseconds))
         loaded = self._loaded
         if self._params["root_joint"] != "fixed":

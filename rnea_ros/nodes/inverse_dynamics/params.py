@@ -7,8 +7,9 @@ units, the observer and collision detection.
 from __future__ import annotations
 
 from rnea_ros.algorithms.gearing import EFFORT_UNITS
-from rnea_ros.ros.law_params import LAW_PARAMS
+from rnea_ros.ros.law_params import LAW_JOINT_KINDS, LAW_PARAMS
 from rnea_ros.ros.model_source import MODEL_PARAMS
+from rnea_ros.ros.per_joint import JointKind
 from rnea_ros.ros.schema import Param, table
 
 # Gravity that follows a moving or tilted base from ~/imu (base_gravity.py). These were lost when
@@ -250,6 +251,27 @@ EFFORT_UNIT_PARAMS = (
     ),
 )
 
+# The per-joint parameters (rnea_ros.ros.per_joint): the PD gains, friction and armature.
+KP = JointKind(
+    "feedback",
+    "kp",
+    "feedback.kp",
+    "PD stiffness of {joint} on its tracking error, N m/rad (N/m for a prismatic joint); up to 100 x "
+    "its URDF effort limit (the PD alone reaching the limit at a 10 mrad or 10 mm error)",
+    per_limit=100.0,
+    unlimited=1e9,
+)
+KD = JointKind(
+    "feedback",
+    "kd",
+    "feedback.kd",
+    "PD damping of {joint} on its velocity error, N m s/rad (N s/m for a prismatic joint); up to 10 x "
+    "its URDF effort limit (reaching the limit at a 0.1 rad/s or 0.1 m/s error)",
+    per_limit=10.0,
+    unlimited=1e9,
+)
+JOINT_KINDS = (KP, KD, *LAW_JOINT_KINDS)
+
 INVERSE_DYNAMICS = table(
     (
         *MODEL_PARAMS,
@@ -260,7 +282,8 @@ INVERSE_DYNAMICS = table(
             "feedback.kp",
             "double_array",
             [0.0],
-            "PD stiffness on the tracking error: one value or one per joint, N m/rad",
+            "PD stiffness on the tracking error: one value or one per joint, N m/rad. The values of "
+            "feedback.<joint>.kp: setting either sets the other",
             bounds=(0.0, 1e9),
             per_joint="1|n",
         ),
@@ -268,7 +291,8 @@ INVERSE_DYNAMICS = table(
             "feedback.kd",
             "double_array",
             [0.0],
-            "PD damping on the tracking error: one value or one per joint, N m s/rad",
+            "PD damping on the tracking error: one value or one per joint, N m s/rad. The values of "
+            "feedback.<joint>.kd: setting either sets the other",
             bounds=(0.0, 1e9),
             per_joint="1|n",
         ),
@@ -334,4 +358,7 @@ __all__ = [
     "FLOATING_PARAMS",
     "IMU_PARAMS",
     "INVERSE_DYNAMICS",
+    "JOINT_KINDS",
+    "KD",
+    "KP",
 ]

@@ -58,7 +58,8 @@ def test_integers_empty_lists_and_a_misspelled_key(tmp_path) -> None:
     ("params", "line"),
     [
         ({"effort_limit_scale": 20.0}, "effort_limit_scale"),
-        ({"effort_limit_scale": -1}, "effort_limit_scale: must be in [0, 10], got -1"),
+        ({"effort_limit_scale": -1}, "effort_limit_scale: must be in [0, 2], got -1"),
+        ({"effort_limit_scale": 5.0}, "effort_limit_scale: must be in [0, 2], got 5"),  # 5 x the URDF
         ({"gravity": "down"}, "gravity: must be a list"),
         ({"state_source": "predicted"}, "state_source: must be one of measured, desired"),
         ({"friction.viscous": [0.1, -0.1]}, "friction.viscous: must be in [0, "),

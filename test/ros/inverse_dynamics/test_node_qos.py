@@ -143,3 +143,51 @@ def test_an_invalid_override_ends_start_up_naming_it(tmp_path) -> None:
     finally:
         output = stop(proc)
     assert f"{JS}.*" in output and "sometimes" in output and "Traceback" not in output, output
+
+
+def test_overrides_follow_the_remapped_topic_and_one_naming_no_topic_is_said(tmp_path) -> None:
+    """As rclcpp names them: with `-r '~/effort_commands:=/effort_controller/commands'` the
+    commands' override is qos_overrides./effort_controller/commands.publisher.*; one named before
+    the remap, or after a misspelled topic, matches nothing and the node says so, naming the one
+    that would match."""
+    remapped = "qos_overrides./effort_controller/commands.publisher"
+    params = {
+        "robot_description": URDF,
+        **FRICTION_OFF,
+        f"{remapped}.reliability": "best_effort",
+        f"{CMD}.depth": 5,  # the topic before the remap: ignored, and said
+        "qos_overrides./joint_state.subscription.reliability": "reliable",  # misspelled
+    }
+    proc = start_node(tmp_path, params, "~/effort_commands:=/effort_controller/commands")
+    driver = Driver("qos_remap_driver")
+    try:
+        got: list = []
+        driver.node.create_subscription(
+            Float64MultiArray, "/effort_controller/commands", got.append, BEST_EFFORT
+        )
+        reliable = driver.node.create_subscription(
+            Float64MultiArray, "/effort_controller/commands", lambda m: None, RELIABLE
+        )
+        want = rnea(MODEL, Q, QD, np.zeros(MODEL.nv))
+        driver.wait_for_commands(lambda: driver.state(NAMES, Q, QD), timeout=120.0)
+        end = time.monotonic() + 30.0
+        while not got and time.monotonic() < end:
+            driver.joint_states.publish(driver.state(NAMES, Q, QD))
+            driver.spin(0.05)
+        assert got and np.allclose(got[-1].data, want, atol=1e-9)  # best effort on the remapped topic
+        assert reliable.get_publisher_count() == 0  # a best-effort publisher: no reliable match
+        params = qos_parameters(driver)
+        assert params[f"{remapped}.reliability"] == "best_effort" and params[f"{remapped}.depth"] == 10
+        assert not any(name.startswith(CMD) for name in params)
+    finally:
+        driver.close()
+        output = stop(proc)
+    assert (
+        f"parameter '{CMD}.depth' matches no topic of this node: ignored; {NODE}/effort_commands is "
+        f"remapped to /effort_controller/commands, and overrides follow the remapped name (as in "
+        f"rclcpp): {remapped}.depth"
+    ) in output, output
+    assert (
+        "parameter 'qos_overrides./joint_state.subscription.reliability' matches no topic of this node: "
+        "ignored (did you mean 'qos_overrides./joint_states.subscription.reliability'?)"
+    ) in output, output

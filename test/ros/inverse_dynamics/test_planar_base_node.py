@@ -9,6 +9,7 @@ ignoring the base's motion cannot pass."""
 from __future__ import annotations
 
 import math
+import time
 
 import numpy as np
 import pinocchio as pin
@@ -101,3 +102,28 @@ def test_arm_efforts_on_a_moving_planar_base_are_pinocchios_rnea(node: Driver, v
         assert np.abs(want - on_fixed_base).max() > 0.1
     else:  # a base at rest: yaw and position change nothing, the fixed-base arm's torques
         assert np.abs(got - on_fixed_base).max() < 1e-9
+
+
+def test_without_contacts_the_drive_carries_the_base_and_nothing_warns(node: Driver) -> None:
+    """The docs' mobile manipulator (no contacts): the commands above are right, and /diagnostics
+    says so: the contacts status is OK, the base rows (x, y, yaw) carried by the base's drive, with
+    the wrench it carries as base_residual_max; not WARN 'no admissible contact force'."""
+    command(node, V_BASE)
+    node.diagnostics.clear()
+    contacts = None
+    end = time.monotonic() + 20.0
+    while contacts is None and time.monotonic() < end:  # a period with cycles in it
+        node.odometry.publish(odometry(node, V_BASE))
+        node.joint_states.publish(node.state(NAMES, Q, QD))
+        node.spin(0.02)
+        for msg in node.diagnostics:
+            for s in msg.status:
+                values = {kv.key: kv.value for kv in s.values}
+                if s.name.endswith(": contacts") and values.get("contact_status") not in (None, "none"):
+                    contacts = (s, values)
+    assert contacts is not None, "no contacts status with cycles in its period"
+    status, values = contacts
+    level = int.from_bytes(status.level, "little") if isinstance(status.level, bytes) else status.level
+    assert level == 0 and "drive (wheels) carries the base rows" in status.message, status
+    assert values["infeasible_cycles"] == "0" and values["contact_status"] == "drive carries the base"
+    assert float(values["base_residual_max"]) > 1.0  # the turning base's wrench: the drive's

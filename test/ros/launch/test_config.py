@@ -6,6 +6,7 @@ ForwardCommandController on the effort interface of the Panda arm), config/contr
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 import time
@@ -77,10 +78,8 @@ def test_node_config_lists_every_parameter_with_its_default(node: str) -> None:
         assert same_typed(params[name], spec.default), f"{name}: {params[name]!r} != {spec.default!r}"
 
 
-@pytest.mark.parametrize("node", sorted(CONFIGS))
-def test_node_config_explains_every_parameter(node: str) -> None:
-    """Every parameter line follows comment lines (units, frames); read-only ones say so."""
-    config, specs = CONFIGS[node]
+def explanations(config: Path, specs: dict) -> dict[str, str]:
+    """Parameter name → the comment lines right above its line in a config file."""
     path: list[tuple[int, str]] = []  # (indent, key) of the enclosing mappings
     comment = ""  # the comment lines right above the current line
     explained = {}
@@ -102,12 +101,34 @@ def test_node_config_explains_every_parameter(node: str) -> None:
                 explained[name] = comment
             path.append((indent, key))
         comment = ""
+    return explained
+
+
+@pytest.mark.parametrize("node", sorted(CONFIGS))
+def test_node_config_explains_every_parameter(node: str) -> None:
+    """Every parameter line follows comment lines (units, frames); read-only ones say so."""
+    config, specs = CONFIGS[node]
+    explained = explanations(config, specs)
     assert sorted(explained) == sorted(specs)
     for name, comment in explained.items():
         assert len(comment) > 10, f"{name} has no comment line above it"
     for name, spec in specs.items():
         if spec.read_only:
             assert "(read-only)" in explained[name], name
+
+
+@pytest.mark.parametrize("node", sorted(CONFIGS))
+def test_node_config_names_every_choice_and_range_of_the_schema(node: str) -> None:
+    """The comment of a parameter with choices names each of them in quotes (ee_wrench_frame:
+    "root", "link", "tip"), and one that states a range ("in [a, b]") states the schema's."""
+    config, specs = CONFIGS[node]
+    explained = explanations(config, specs)
+    for name, spec in specs.items():
+        for choice in spec.choices or ():
+            assert f'"{choice}"' in explained[name], f"{name}: '{choice}' not named"
+        stated = re.search(r"in \[([-+.\de]+), ([-+.\de]+)\]", explained[name])
+        if stated and spec.bounds is not None and spec.type == "double":
+            assert tuple(map(float, stated.groups())) == spec.bounds, f"{name}: {stated[0]} vs {spec.bounds}"
 
 
 def test_controllers_config_drives_the_panda_arm_in_effort() -> None:

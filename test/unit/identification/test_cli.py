@@ -108,14 +108,14 @@ def test_inertial_friction_then_payload_end_to_end(tmp_path, truth: RobotModel, 
     params = doc["inverse_dynamics"]["ros__parameters"]
     model = RobotModel.from_urdf(URDF.read_text())
     assert params["joints"] == list(model.joint_names)
-    n = model.nv
     # no accelerations in a bag: central differences of q̇ at 500 Hz, hence 1e-3 rather than 1e-9
     np.testing.assert_allclose(params["friction"]["viscous"], truth.damping, rtol=1e-2)
     np.testing.assert_allclose(params["friction"]["coulomb"], truth.coulomb, rtol=1e-3)
-    assert params["friction"]["smoothing_velocity"] == 0.01 and len(params["armature"]) == n
+    # armature: one parameter per joint (armature.<joint>), as the node declares it
+    assert params["friction"]["smoothing_velocity"] == 0.01 and list(params["armature"]) == params["joints"]
     # the corrected URDF (+ the armature of the parameter file) predicts another run's torques
     corrected = RobotModel.from_urdf((tmp_path / "corrected.urdf").read_text())
-    corrected = corrected.with_armature(params["armature"])
+    corrected = corrected.with_armature([params["armature"][j] for j in corrected.joint_names])
     _, q, qd, qdd = motion(model, seed=2, duration=20.0, rate=100.0)
     expected = torques(truth, q, qd, qdd)
     predicted = torques(corrected, q, qd, qdd)

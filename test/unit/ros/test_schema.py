@@ -32,15 +32,15 @@ def _bad_values(p: Param) -> list:
         if p.choices:
             bad += ["definitely not a choice"]
     elif p.type == "string_array":
-        bad += ["a", [1.0]]
+        bad += [[1.0], 1.0]
         if p.choices:
-            bad += [["definitely not a choice"], [p.choices[0], "nope"]]
+            bad += ["definitely not a choice", ["definitely not a choice"], [p.choices[0], "nope"]]
         if p.per_joint:
             bad += [[p.default[0]] * 2]  # neither 1 nor 3 values
     else:
-        bad += ["1.0", ["x"], [math.nan] * (p.length or 1), 1.0]
+        bad += ["1.0", ["x"], [math.nan] * (p.length or 1), math.nan]
         if p.length:
-            bad += [[0.0] * (p.length + 1)]
+            bad += [[0.0] * (p.length + 1), 1.0]  # a fixed length: one number is no list
         if p.bounds:
             bad += [[p.bounds[1] * 2 + 1.0] * (p.length or 1)]
     return bad
@@ -54,6 +54,22 @@ def test_default_is_valid_and_every_bad_value_is_refused_naming_the_parameter(no
         with pytest.raises(ParameterError, match=f"^{param.name}: ") as info:
             validate_value(param, value, 3)
         assert info.value.name == param.name
+
+
+ANY_LENGTH = [a for a in ALL if a[1].type.endswith("_array") and a[1].length is None]
+
+
+@pytest.mark.parametrize(("node", "param"), ANY_LENGTH, ids=[f"{n}:{p.name}" for n, p in ANY_LENGTH])
+def test_one_value_for_an_array_of_any_length_is_a_list_of_one(node, param) -> None:
+    """`contacts.types: point` in a params file (rcl reads a string) is `[point]`, as the table
+    says one value is allowed; so is a number for a double array (then its own rules apply)."""
+    one = param.default[0] if param.type == "string_array" else 0.5
+    if param.choices:
+        one = param.choices[-1]
+    if param.bounds:
+        one = param.bounds[0] if param.bounds[0] > 0 else 0.5
+    assert validate_value(param, one) == validate_value(param, [one]) == [one]
+    assert type(validate_value(param, one)) is list
 
 
 @pytest.mark.parametrize(("node", "param"), [a for a in ALL if a[1].type.startswith("double")], ids=str)
@@ -117,7 +133,7 @@ def test_every_node_has_one_schema_and_a_table_of_it() -> None:
         rows = markdown_table(schema).splitlines()
         assert len(rows) == 2 + len(schema), node
         for row, (name, param) in zip(rows[2:], schema.items(), strict=True):
-            assert row.startswith(f"| `{name}`") and param.doc() in row, (node, name)
+            assert row.startswith(f"| `{name}`") and param.doc().replace("<", "&lt;") in row, (node, name)
     # the shared pieces are the same objects in every node that evaluates the model
     for name in ("gravity", "friction.smoothing_velocity", "payload.mass", "robot_description"):
         assert NODE_SCHEMAS["inverse_dynamics"][name] is NODE_SCHEMAS["trajectory_feedforward"][name]
