@@ -147,7 +147,7 @@ def velocity_lag(
 ) -> np.ndarray:
     """Per joint, the lag (samples, ≥ 0 behind; negative ahead) of the recorded velocity `qd`
     behind the central-difference derivative of `q` on the times `t`: the shift that maximises
-    their correlation, within LAG_MAX_S. NaN for a joint whose derivative's RMS is below
+    their correlation coefficient, within LAG_MAX_S. NaN for a joint whose derivative's RMS is below
     `min_speed` (nothing to compare)."""
     d = np.gradient(q, t, axis=0)
     dt = float(np.median(np.diff(t)))
@@ -157,11 +157,11 @@ def velocity_lag(
         x, y = d[:, j] - d[:, j].mean(), qd[:, j] - qd[:, j].mean()
         if np.sqrt(np.mean(d[:, j] ** 2)) < min_speed or not y.any():
             continue
-        # corr(k) = Σ y[i] x[i - k]: y behind x by k samples
-        scores = [
-            float(np.dot(y[k:], x[: len(x) - k]) if k >= 0 else np.dot(y[:k], x[-k:])) / (len(x) - abs(k))
-            for k in range(-most, most + 1)
-        ]
+        # the correlation coefficient of y[i] and x[i - k] over their overlap: y behind x by k samples
+        scores = []
+        for k in range(-most, most + 1):
+            a, b = (y[k:], x[: len(x) - k]) if k >= 0 else (y[:k], x[-k:])
+            scores.append(float(np.dot(a, b) / max(np.sqrt(np.dot(a, a) * np.dot(b, b)), 1e-300)))
         out[j] = float(np.argmax(scores) - most)
     return out
 
