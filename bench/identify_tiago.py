@@ -102,7 +102,8 @@ def main(argv: list[str] | None = None) -> int:
         if not np.allclose(samples.t[at], t[held], atol=1e-6):
             raise RuntimeError("the held-out CSV rows are not the CLI's held-out samples")
         part = samples.part(at)
-        model, smoothing = reload((out / "identified.urdf").read_text(), (out / "identified.yaml").read_text(), None, None)
+        files = [(out / name).read_text() for name in ("identified.urdf", "identified.yaml")]
+        model, smoothing = reload(*files, None, None)
         nominal = RobotModel.from_urdf(URDF.read_text(), tip_link=TIP)
         scored = [model.joint_names.index(j) for j in tr.SCORED]
         ours = node_efforts(model, smoothing, part.q, part.qd, part.qdd)[:, scored]
