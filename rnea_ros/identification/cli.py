@@ -318,8 +318,8 @@ def load(args: argparse.Namespace) -> tuple[str, RobotModel, Samples, dict, list
             warnings.append(
                 f"the efforts of {q.joint} are quantised: {q.distinct} distinct values over {states.t.size} "
                 f"samples, {100 * q.share:.1f} % of them exactly {q.value + 0.0:g} (a coarse drive reading, "
-                "not a torque the model can follow); leave them out of the fit with --fit-joints (the joint's "
-                "motion stays in the model)"
+                "not a torque the model can follow); leave them out of the fit with --fit-joints (the "
+                "joint's motion stays in the model)"
             )
     effort = states.effort
     if args.effort_params:
