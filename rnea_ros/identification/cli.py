@@ -196,10 +196,13 @@ def _read(args: argparse.Namespace, urdf: str, model: RobotModel) -> JointStates
         msg = str(exc)
         if "never seen" not in msg:
             raise BadInput(msg) from None
-    present = read_joint_states(args.bag, args.topic).names
+    try:
+        present = read_joint_states(args.bag, args.topic).names  # the first message's joints
+    except ValueError:
+        present = ()
     missing = [j for j in model.joint_names if j not in present]
     hint = ""
-    tip = chain_tip(urdf, present, args.root_link)
+    tip = chain_tip(urdf, present, args.root_link) if present else None
     if tip is not None:
         hint = (
             f"; the messages have {len(present)} joints ({', '.join(present[:8])}"
