@@ -705,7 +705,7 @@ def _physical_fit(
     z0 = np.concatenate([*thetas, np.maximum(x[linear], lower[linear])])
     lo = np.concatenate([np.full(k, -np.inf), lower[linear]])
     res = optimize.least_squares(
-        residual, z0, jac=jacobian, bounds=(lo, np.inf), x_scale="jac", xtol=1e-6, ftol=1e-7, max_nfev=200
+        residual, z0, jac=jacobian, bounds=(lo, np.inf), x_scale="jac", xtol=1e-10, ftol=1e-10, max_nfev=200
     )
     return unpack(res.x)[0], [links[bd] for bd in bad]
 
