@@ -101,6 +101,7 @@ bench: $(STAMP)
 	$(PY) bench/compare_toppra.py
 	$(PY) bench/friction_semantics.py
 	$(PY) bench/identify_mismatch.py
+	$(PY) bench/identify_tiago.py
 	$(PY) bench/demo_all_arms.py
 	$(PY) bench/demo_real_time.py
 

@@ -2,7 +2,8 @@
 
 Both storage formats of rosbag2 (sqlite3 and mcap) are read; no ROS install is needed. Times are
 s since the first sample, from the message header stamps, or from the bag's receive times when a
-stamp is zero (kept in integer ns until then: float seconds since the epoch round to 0.24 µs). Arrays are
+stamp is zero (`zero_stamps` counts those messages; the command warns), kept in integer ns until
+then (float seconds since the epoch round to 0.24 µs). Arrays are
 (N, n) in the requested joint order: positions rad or m, velocities rad/s or m/s, efforts N m or N.
 """
 
@@ -38,6 +39,7 @@ class JointStates:
     time_source: str  # "header" or "bag"
     start: float  # time of the first sample (header stamp or bag time), s since the epoch
     skipped: int  # messages without every joint of `names`, or with a repeated time
+    zero_stamps: int = 0  # messages whose header stamp is 0 (then every time is the bag's)
 
 
 def typestore() -> Typestore:
@@ -132,6 +134,7 @@ def read_joint_states(
         time_source=source,
         start=ns[0] * 1e-9,
         skipped=skipped + int(np.sum(~keep)),
+        zero_stamps=int(np.sum(stamps_a <= 0)),
     )
 
 

@@ -18,6 +18,8 @@ the ratio checks: the rank check names them.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 from rnea_ros.algorithms.dynamics import gravity_torques
@@ -39,7 +41,8 @@ def _names(items: list[str]) -> str:
 def ratio_warnings(result: Identification, valid: Samples) -> list[str]:
     """Joints the identified model predicts no better than the prior, or than zero, on the held-out part."""
     measured = np.sqrt(np.mean(valid.tau**2, axis=0))
-    checked = [name not in result.still_joints for name in result.joint_names]
+    fitted = result.fit_joints or result.joint_names
+    checked = [name not in result.still_joints and name in fitted for name in result.joint_names]
     out = []
     worse = [
         f"{name} ({b / a:.3g})"
@@ -110,13 +113,16 @@ def gravity_share(model: RobotModel, samples: Samples, pi: np.ndarray) -> tuple[
     return k, relevant
 
 
-def gravity_warnings(model: RobotModel, samples: Samples, pi: np.ndarray) -> list[str]:
-    """Joints whose measured efforts lack the gravity torques the prior predicts along the recording."""
+def gravity_warnings(
+    model: RobotModel, samples: Samples, pi: np.ndarray, joints: Sequence[str] | None = None
+) -> list[str]:
+    """Joints (of `joints`, default all) whose measured efforts lack the gravity torques the prior
+    predicts along the recording."""
     k, relevant = gravity_share(model, samples, pi)
     low = [
         f"{name} ({k[j]:.2f})"
         for j, name in enumerate(model.joint_names)
-        if relevant[j] and k[j] < GRAVITY_SHARE_MIN
+        if relevant[j] and k[j] < GRAVITY_SHARE_MIN and (joints is None or name in joints)
     ]
     if not low:
         return []
@@ -129,13 +135,20 @@ def gravity_warnings(model: RobotModel, samples: Samples, pi: np.ndarray) -> lis
 
 
 def check(
-    model: RobotModel, samples: Samples, result: Identification, max_condition: float = MAX_CONDITION
+    model: RobotModel,
+    samples: Samples,
+    result: Identification,
+    max_condition: float = MAX_CONDITION,
+    quantised: Sequence[str] = (),
 ) -> list[str]:
-    """Every warning about `result` identified from `samples` with the prior `model`."""
+    """Every warning about `result` identified from `samples` with the prior `model`. Only the
+    fitted joints are checked, and the gravity check leaves out the `quantised` ones (they are
+    named as such: their efforts are no torque to look for gravity in)."""
     start = result.train_samples if result.validation_samples < len(samples) else 0
     valid = samples.part(slice(start, len(samples)))
+    fitted = result.fit_joints or result.joint_names
     return [
-        *gravity_warnings(model, samples, result.model_parameters),
+        *gravity_warnings(model, samples, result.model_parameters, [j for j in fitted if j not in quantised]),
         *ratio_warnings(result, valid),
         *conditioning_warnings(result, max_condition),
     ]

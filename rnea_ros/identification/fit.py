@@ -283,15 +283,19 @@ def base_parameters(
     seed: int = 0,
     rtol: float = 1e-9,
     gravity: npt.ArrayLike = GRAVITY,
+    rows: npt.ArrayLike | None = None,
 ) -> BaseParameters:
     """Base parameters of `columns` (default: all of π) from `samples` random states (default
-    enough for 3× as many equations as columns)."""
+    enough for 3× as many equations as columns), seen through the efforts of the joints `rows`
+    (indices; default all: the parameters only an unfitted joint's effort shows are not base
+    parameters of a fit that leaves that effort out)."""
     p = parameter_count(model)
     cols = np.arange(p) if columns is None else np.asarray(columns, dtype=np.int64)
     n = model.nv
-    count = samples or max(20, int(np.ceil(3 * cols.size / max(n, 1))))
+    seen = np.arange(n) if rows is None else np.asarray(rows, dtype=np.int64)
+    count = samples or max(20, int(np.ceil(3 * cols.size / max(seen.size, 1))))
     q, qd, qdd = _random_states(model, np.random.default_rng(seed), count)
-    w = regressor(model, q, qd, qdd, gravity=gravity).reshape(-1, p)[:, cols]
+    w = regressor(model, q, qd, qdd, gravity=gravity)[:, seen, :].reshape(-1, p)[:, cols]
     norms = np.linalg.norm(w, axis=0)
     # columns that are zero up to rounding (e.g. m c along an axis that a rotation nulls) carry nothing
     nonzero = norms > rtol * float(norms.max(initial=0.0))
@@ -494,6 +498,7 @@ class Identification:
     # the base-parameter reduction; they keep the model's values and are not in condition_number
     unexcited: list[str] = field(default_factory=list)
     still_joints: tuple[str, ...] = ()  # joints never faster than min_speed in the training part
+    fit_joints: tuple[str, ...] = ()  # the joints whose efforts were fitted (and are scored)
 
     def to_dict(self) -> dict:
         """Plain values for JSON."""
@@ -522,6 +527,7 @@ class Identification:
             "free_parameters": self.free,
             "unexcited_base_parameters": list(self.unexcited),
             "still_joints": list(self.still_joints),
+            "fit_joints": list(self.fit_joints),
             "consistency": [c.to_dict() for c in self.consistency],
             "train_samples": self.train_samples,
             "validation_samples": self.validation_samples,
@@ -562,6 +568,28 @@ def predict(
         part = samples.part(slice(start, start + chunk))
         out[start : start + len(part)] = _regressor(model, part, sign[start : start + len(part)], reg) @ pi
     return out
+
+
+def held_out_rms(
+    model: RobotModel,
+    samples: Samples,
+    pi: npt.ArrayLike,
+    start: int,
+    *,
+    min_speed: float = 0.0,
+    gravity: npt.ArrayLike = GRAVITY,
+    smoothing_velocity: float = SMOOTHING_VELOCITY,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per joint, the RMS of measured − `predict`ed efforts over the samples from `start` on
+    (every sample, and those where the joint moves at ≥ `min_speed`), predicted over the whole
+    recording as `identify` validates (so that the Coulomb column's filter sees what it saw)."""
+    residual = (
+        samples.tau - predict(model, samples, pi, gravity=gravity, smoothing_velocity=smoothing_velocity)
+    )[start:]
+    fast = np.abs(samples.qd[start:]) >= min_speed
+    every = np.sqrt(np.mean(residual**2, axis=0))
+    moving = np.sqrt(np.where(fast, residual**2, 0.0).sum(axis=0) / np.maximum(fast.sum(axis=0), 1))
+    return every, moving
 
 
 def pseudo_inertia(pi10: npt.ArrayLike) -> np.ndarray:
@@ -677,7 +705,7 @@ def _physical_fit(
     z0 = np.concatenate([*thetas, np.maximum(x[linear], lower[linear])])
     lo = np.concatenate([np.full(k, -np.inf), lower[linear]])
     res = optimize.least_squares(
-        residual, z0, jac=jacobian, bounds=(lo, np.inf), x_scale="jac", xtol=1e-6, ftol=1e-7, max_nfev=200
+        residual, z0, jac=jacobian, bounds=(lo, np.inf), x_scale="jac", xtol=1e-10, ftol=1e-10, max_nfev=200
     )
     return unpack(res.x)[0], [links[bd] for bd in bad]
 
@@ -713,6 +741,7 @@ def identify(
     min_speed: float = 0.0,
     gravity: npt.ArrayLike = GRAVITY,
     smoothing_velocity: float = SMOOTHING_VELOCITY,
+    fit_joints: Iterable[str] | None = None,
 ) -> Identification:
     """Identify `what` ("inertial", "friction", "payload", any mix but inertial with payload) from
     `samples`, everything else held at the model's values (module docstring).
@@ -729,6 +758,10 @@ def identify(
     With `physical`, when the linear fit leaves a body physically inconsistent, every free body is
     refitted as a pseudo-inertia U Uᵀ (consistent by construction; nonlinear least squares on the
     same reduced, whitened and regularised problem).
+    `fit_joints` (default: every joint) are the joints whose efforts are fitted: the others keep
+    their motion in the regressor (it loads the fitted joints) but their efforts (untrusted:
+    unknown drive constants, quantised) are left out, and so are their friction and armature,
+    which only their own efforts show.
     """
     what = tuple(dict.fromkeys(what))
     bad = [w for w in what if w not in WHAT]
@@ -748,6 +781,14 @@ def identify(
     n = model.nv
     if samples.q.ndim != 2 or samples.q.shape[1] != n:
         raise RneaError(f"samples must have {n} joints (model.joint_names), got shape {samples.q.shape}")
+    names = list(model.joint_names)
+    fitted = names if fit_joints is None else list(dict.fromkeys(fit_joints))
+    unknown = [j for j in fitted if j not in names]
+    if not fitted:
+        raise RneaError("fit_joints is empty: nothing to fit")
+    if unknown:
+        raise RneaError(f"fit_joints: {', '.join(unknown)}: not joints of the model ({', '.join(names)})")
+    fit = np.isin(names, fitted)
     with_armature = ("inertial" in what) if armature is None else bool(armature)
     p = parameter_count(model)
     pi0 = standard_parameters(model)
@@ -756,10 +797,9 @@ def identify(
     if "inertial" in what:
         free[: PER_BODY * n] = True
     if "inertial" in what or "friction" in what:
-        free[joint_columns(model, "viscous")] = True
-        free[joint_columns(model, "coulomb")] = True
-        if with_armature:
-            free[joint_columns(model, "armature")] = True
+        kinds = ("viscous", "coulomb", "armature") if with_armature else ("viscous", "coulomb")
+        for kind in kinds:
+            free[np.arange(p)[joint_columns(model, kind)][fit]] = True
     if "payload" in what:
         payload_link = payload_link or model.tip_link or body_links(model)[-1]
         try:
@@ -788,7 +828,7 @@ def identify(
         part = train.part(slice(start, start + chunk))
         y = _regressor(model, part, sign[start : start + len(part)], reg)
         rhs = part.tau - y @ pi0
-        keep = np.abs(part.qd) >= min_speed  # (N, n): rows of joints moving fast enough
+        keep = (np.abs(part.qd) >= min_speed) & fit  # (N, n): rows of fitted joints moving fast enough
         reduced.add(y[:, :, cols] * scale * keep[:, :, None], rhs * keep, keep.sum(axis=0))
 
     if reduced.rows.sum() < 2 * cols.size:
@@ -796,11 +836,11 @@ def identify(
             f"too few samples: {int(reduced.rows.sum())} joint rows faster than min_speed {min_speed} "
             f"for {cols.size} free parameters"
         )
-    basis = base_parameters(model, cols, gravity=gravity)
+    basis = base_parameters(model, cols, gravity=gravity, rows=np.flatnonzero(fit))
     a_plain = reduced.stacked(np.ones(n))[0] / scale  # R of [Y S] is R of Y times S
     base_idx = np.searchsorted(cols, basis.independent)
     cond, unexcited = _conditioning(a_plain[:, base_idx], basis.names)
-    still = tuple(name for name, rows in zip(model.joint_names, reduced.rows, strict=True) if rows == 0)
+    still = tuple(name for name, rows, f in zip(names, reduced.rows, fit, strict=True) if f and rows == 0)
 
     lower = np.full(cols.size, -np.inf)
     for kind in ("viscous", "coulomb", "armature"):
@@ -896,6 +936,7 @@ def identify(
         notes=notes,
         unexcited=unexcited,
         still_joints=still,
+        fit_joints=tuple(j for j in names if j in fitted),
     )
 
 

@@ -9,7 +9,7 @@ import sys
 
 import numpy as np
 import pytest
-from test_cli import URDF, motion, torques, truth  # noqa: F401 - truth is a fixture
+from test_cli import EPOCH, URDF, motion, torques, truth  # noqa: F401 - truth is a fixture
 
 from rnea_ros import RobotModel, gravity_torques, rnea
 from rnea_ros.identification.bag import write_joint_states
@@ -45,7 +45,7 @@ def gravity_joints(model: RobotModel, q: np.ndarray) -> list[str]:
 
 def test_constant_efforts_warn_and_exit_3(tmp_path, run, capsys) -> None:
     t, q, qd, _, _ = run
-    write_joint_states(tmp_path / "bag", t, ur5().joint_names, q, qd, np.ones_like(q))
+    write_joint_states(tmp_path / "bag", t + EPOCH, ur5().joint_names, q, qd, np.ones_like(q))
     code = main([str(tmp_path / "bag"), "--urdf", str(URDF), "--out-params", str(tmp_path / "p.yaml")])
     assert code == EXIT_WARNINGS == 3
     warnings = warnings_of(capsys)
@@ -61,7 +61,7 @@ def test_gravity_compensated_efforts_warn(tmp_path, run, capsys) -> None:
     """A driver that reports τ − g(q) (the robot's own gravity removed): gravity share ≈ 0."""
     t, q, qd, _, tau = run
     model = ur5()
-    write_joint_states(tmp_path / "bag", t, model.joint_names, q, qd, tau - gravity_torques(model, q))
+    write_joint_states(tmp_path / "bag", t + EPOCH, model.joint_names, q, qd, tau - gravity_torques(model, q))
     code = main([str(tmp_path / "bag"), "--urdf", str(URDF), "--report-dir", str(tmp_path / "r")])
     assert code == 3
     gravity = [w for w in warnings_of(capsys) if "gravity share" in w]
@@ -81,7 +81,7 @@ def test_fit_no_better_than_the_prior_warns(tmp_path, run, capsys) -> None:
     tau = rnea(model, q, qd, qdd) + rng.normal(0, 0.01, q.shape)
     fit = slice(0, int(0.7 * len(t)))
     tau[fit] += 0.5 * qd[fit] + 1.0 * np.tanh(qd[fit] / 0.01)
-    write_joint_states(tmp_path / "bag", t, model.joint_names, q, qd, tau)
+    write_joint_states(tmp_path / "bag", t + EPOCH, model.joint_names, q, qd, tau)
     code = main([str(tmp_path / "bag"), "--urdf", str(URDF), "--cutoff", "0"])
     assert code == 3
     ratio = [w for w in warnings_of(capsys) if "ratio (identified / prior) >= 1" in w]
@@ -91,7 +91,7 @@ def test_fit_no_better_than_the_prior_warns(tmp_path, run, capsys) -> None:
 
 def test_condition_bound_warns(tmp_path, run, capsys) -> None:
     t, q, qd, _, tau = run
-    write_joint_states(tmp_path / "bag", t, ur5().joint_names, q, qd, tau)
+    write_joint_states(tmp_path / "bag", t + EPOCH, ur5().joint_names, q, qd, tau)
     args = [str(tmp_path / "bag"), "--urdf", str(URDF), "--identify", "inertial", "friction", "--cutoff", "0"]
     assert main([*args, "--report-dir", str(tmp_path / "r")]) == 0
     assert capsys.readouterr().err == ""
@@ -124,7 +124,7 @@ def test_panda_without_tip_link_reports_a_finite_condition_number(tmp_path, caps
     t, q7, qd7, qdd7 = traj.points(200.0)
     fingers = np.zeros((len(t), model.nv - 7))
     q, qd, qdd = np.hstack([q7, fingers + 0.02]), np.hstack([qd7, fingers]), np.hstack([qdd7, fingers])
-    write_joint_states(tmp_path / "bag", t, model.joint_names, q, qd, rnea(model, q, qd, qdd))
+    write_joint_states(tmp_path / "bag", t + EPOCH, model.joint_names, q, qd, rnea(model, q, qd, qdd))
     done = subprocess.run(
         [sys.executable, "-m", "rnea_ros.identification.cli", str(tmp_path / "bag"), "--urdf",
          str(example_urdf_path("panda")), "--cutoff", "0", "--report-dir", str(tmp_path / "r")],

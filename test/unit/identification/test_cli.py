@@ -24,6 +24,7 @@ from rnea_ros.identification.regressor import (
 from rnea_ros.model.example_robots import example_urdf_path
 
 URDF = example_urdf_path("ur5")
+EPOCH = 1.7e9  # header stamps like a real recording's (a stamp of 0 means "not stamped")
 
 
 def torques(model: RobotModel, q, qd, qdd) -> np.ndarray:
@@ -69,7 +70,7 @@ def record(path, model: RobotModel, seed: int, storage: str = "sqlite3", duratio
     extra = np.zeros((len(t), 1))
     write_joint_states(
         path,
-        t + 1.7e9,
+        t + EPOCH,
         names,
         np.hstack([q, extra]),
         np.hstack([qd, extra]),
@@ -175,7 +176,7 @@ def test_filtered_positions_only(tmp_path, truth: RobotModel, capsys) -> None:
     pi[: 10 * model.nv] = standard_parameters(model)[: 10 * model.nv]
     robot = with_parameters(model, pi)
     t, q, qd, qdd = motion(robot, seed=4, duration=40.0, rate=500.0)
-    write_joint_states(tmp_path / "bag", t, robot.joint_names, q, effort=torques(robot, q, qd, qdd))
+    write_joint_states(tmp_path / "bag", t + EPOCH, robot.joint_names, q, effort=torques(robot, q, qd, qdd))
     code = main(
         [
             str(tmp_path / "bag"),
@@ -208,7 +209,7 @@ def test_a_bag_with_lost_messages_identifies_as_a_whole_one(tmp_path, truth: Rob
     for start, length in ((5000, 40), (9000, 150), (14000, 500)):
         keep[start : start + length] = False
     names = list(truth.joint_names)
-    write_joint_states(tmp_path / "bag", t[keep] + 1.7e9, names, q[keep], qd[keep], tau[keep])
+    write_joint_states(tmp_path / "bag", t[keep] + EPOCH, names, q[keep], qd[keep], tau[keep])
     arguments = [str(tmp_path / "bag"), "--urdf", str(URDF), "--identify", "inertial", "friction"]
     assert main([*arguments, "--report-dir", str(tmp_path / "r")]) == 0
     report = json.loads((tmp_path / "r" / "report.json").read_text())
@@ -231,23 +232,25 @@ def one_error_line(capsys) -> str:
 
 def test_bad_input_is_one_line_and_exit_code_2(tmp_path, truth: RobotModel, capsys) -> None:
     t, q, qd, qdd = motion(truth, seed=5, duration=10.0, rate=100.0)
-    write_joint_states(tmp_path / "good", t, truth.joint_names, q, qd, torques(truth, q, qd, qdd))
+    write_joint_states(tmp_path / "good", t + EPOCH, truth.joint_names, q, qd, torques(truth, q, qd, qdd))
     base = ["--urdf", str(URDF)]
     assert main([str(tmp_path / "good"), *base, "--topic", "/robot/joint_states"]) == 2
     assert "topic '/robot/joint_states' is not in the bag" in one_error_line(capsys)
-    write_joint_states(tmp_path / "other", t, ["a", "b"], q[:, :2], qd[:, :2], q[:, :2])
+    write_joint_states(tmp_path / "other", t + EPOCH, ["a", "b"], q[:, :2], qd[:, :2], q[:, :2])
     assert main([str(tmp_path / "other"), *base]) == 2
     assert "joints of the model missing from 'joint_states': shoulder_pan_joint" in one_error_line(capsys)
-    write_joint_states(tmp_path / "short", t[:8], truth.joint_names, q[:8], qd[:8], q[:8])
+    write_joint_states(tmp_path / "short", t[:8] + EPOCH, truth.joint_names, q[:8], qd[:8], q[:8])
     assert main([str(tmp_path / "short"), *base, "--cutoff", "0", "--identify", "inertial"]) == 2
     assert "too few samples" in one_error_line(capsys)
-    write_joint_states(tmp_path / "noeffort", t, truth.joint_names, q, qd)
+    write_joint_states(tmp_path / "noeffort", t + EPOCH, truth.joint_names, q, qd)
     assert main([str(tmp_path / "noeffort"), *base]) == 2
     assert "no effort" in one_error_line(capsys)
-    write_joint_states(tmp_path / "novelocity", t, truth.joint_names, q, effort=torques(truth, q, qd, qdd))
-    assert main([str(tmp_path / "novelocity"), *base]) == 2
+    write_joint_states(
+        tmp_path / "novelocity", t + EPOCH, truth.joint_names, q, effort=torques(truth, q, qd, qdd)
+    )
+    assert main([str(tmp_path / "novelocity"), *base, "--velocity", "recorded"]) == 2
     line = one_error_line(capsys)
-    assert "carry no velocity for every joint" in line and "--differentiate-positions" in line
+    assert "carry no velocity for every joint" in line and "--velocity positions" in line
     assert main([str(tmp_path / "good"), "--urdf", str(tmp_path / "none.urdf")]) == 2
     assert "cannot read URDF" in one_error_line(capsys)
     assert main([str(tmp_path / "good"), *base, "--identify", "payload", "--payload-link", "moon"]) == 2
