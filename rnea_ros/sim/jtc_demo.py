@@ -144,8 +144,9 @@ def sim_parameters(urdf: str) -> dict:
     }
 
 
-def hardware_parameters(urdf: str) -> dict:
-    """The simulator as the robot behind the real controller manager (lock-step on its /clock)."""
+def hardware_parameters(urdf: str, lockstep: bool = True) -> dict:
+    """The simulator as the robot behind the real controller manager: lock-step on its /clock,
+    or real time on the wall clock."""
     home = dict(zip([*ARM, *FINGERS], [*HOME, FINGER_HOME, FINGER_HOME], strict=True))
     return {
         "robot_description": hardware_urdf(urdf, ARM, FINGERS, home),
@@ -154,7 +155,9 @@ def hardware_parameters(urdf: str) -> dict:
         "initial_joints": list(home),
         "initial_positions": list(home.values()),
         "rate": 1000.0,
-        "lockstep": True,
+        "lockstep": lockstep,
+        "wall_clock": not lockstep,
+        "publish_clock": lockstep,
         "answer_topic": "",  # nobody answers its states: the controller manager's command is all
         "record": True,  # the run is read from the simulator (~/save), not over DDS
         "start_subscribers": 1,  # topic_based_ros2_control
@@ -166,11 +169,11 @@ def jtc_gains() -> Gains:
     return Gains.of(len(ARM), p=KP, d=KD)
 
 
-def controller_parameters() -> dict[str, dict]:
+def controller_parameters(lockstep: bool = True) -> dict[str, dict]:
     """joint_state_broadcaster and the JTC `jtc` with the demo's gains, by node name."""
     g = jtc_gains()
     gains = {k: getattr(g, k).tolist() for k in ("p", "i", "d", "ff_velocity_scale")}
-    return jtc_parameters(CONTROLLER, ARM, gains, lockstep=True)
+    return jtc_parameters(CONTROLLER, ARM, gains, lockstep)
 
 
 def _params_file(path: Path, node: str, values: dict) -> Path:

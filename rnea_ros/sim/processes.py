@@ -11,6 +11,7 @@ from pathlib import Path
 
 from rnea_ros.ros.processes import parent_death_signal
 from rnea_ros.sim.ros2_control import BROADCASTER, CONTROLLER_MANAGER, FORWARD, Stack
+from rnea_ros.sim.scenario import write_parameters
 
 SPAWN_TIMEOUT = 180.0  # s for the controller manager to come up (a loaded machine, a cold start)
 
@@ -114,3 +115,22 @@ def start_controllers(
     )
     manager = ["-c", f"/{CONTROLLER_MANAGER}", "--controller-manager-timeout", f"{timeout:g}"]
     processes.run("spawner", stack.spawner(*controllers, *manager), env, timeout + 60.0)
+
+
+def start_robot(
+    processes: Processes,
+    stack: Stack,
+    folder: Path,
+    sim: dict,
+    controllers: dict[str, dict],
+    spawn: list[str],
+    name: str = "mujoco_sim",
+) -> None:
+    """A robot on the real controllers: the simulator (node name mujoco_sim, process `name`)
+    with parameters `sim` (`controller_type: ros2_control`), ros2_control_node with the
+    parameters `controllers` by node name, and the controllers `spawn` loaded and active."""
+    folder.mkdir(parents=True, exist_ok=True)
+    sim_file = write_parameters({"mujoco_sim": sim}, folder / f"{name}.yaml")
+    cm_file = write_parameters(controllers, folder / f"{name}_controllers.yaml")
+    processes.start(name, ["-m", "rnea_ros.sim.sim_node", "--ros-args", "--params-file", str(sim_file)])
+    start_controllers(processes, stack, cm_file, spawn)

@@ -170,14 +170,15 @@ def hardware_urdf(
     the simulator holds itself: joint_state_broadcaster still publishes them). Commands go out
     every cycle (`trigger_joint_command_threshold` -1: the plugin's default publishes only when
     position commands differ from the positions, never with efforts alone). `initial`: the
-    positions the state interfaces hold before the first state arrives. ValueError when the
-    URDF already has a block or misses a joint."""
+    positions the state interfaces hold before the first state arrives. A `<ros2_control>` block
+    the URDF already has (its real hardware) is replaced: the simulator is the hardware now.
+    ValueError when the URDF misses a joint."""
     try:
         robot = ET.fromstring(urdf)
     except ET.ParseError as exc:
         raise ValueError(f"robot description is not XML: {exc}") from None
-    if robot.find("ros2_control") is not None:
-        raise ValueError("the robot description already has a <ros2_control> block")
+    for old in robot.findall("ros2_control"):
+        robot.remove(old)
     joints = {j.get("name") for j in robot.iter("joint")}
     missing = [j for j in [*commanded, *state_only] if j not in joints]
     if missing:

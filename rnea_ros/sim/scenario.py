@@ -242,10 +242,9 @@ def parameters(config: Config) -> dict[str, dict]:
     parameters (config/controllers.yaml's, on the arm's joints) are in too."""
     params = _node_parameters(config)
     if config.ros2_control:
-        held = [j for j in config.home if j not in config.joints]
         params["mujoco_sim"].update(
             controller_type="ros2_control",
-            robot_description=hardware_urdf(config.urdf, config.joints, held, config.home),
+            robot_description=hardware_urdf(config.urdf, config.joints, config.held, config.home),
         )
         params.update(forward_parameters(config.joints, config.lockstep))
     return params

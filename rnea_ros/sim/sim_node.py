@@ -541,6 +541,8 @@ class SimNode(Node):
         now = time.perf_counter()
         self.matcher.published(stamp, now)
         self.state_pub.publish(msg)
+        if self.log is not None and self.hardware:
+            self.log.add_sent(stamp, time.time_ns())
         if now > self._next_progress:
             progress = Clock()
             set_stamp(progress.clock, stamp)
