@@ -373,14 +373,14 @@ class Supervisor:
                 sim, ["-m", "rnea_ros.sim.sim_node", "--ros-args", "--params-file", str(self.sim_params)]
             )
             start_controllers(self.children, self.stack, self.controllers, [BROADCASTER, CONTROLLER])
-            self.spin_until(lambda: listeners() >= 2 and now[0] > 0, f"{CONTROLLER} to listen")
+            self.spin_until(lambda: listeners() >= 2 and starts, f"{CONTROLLER} to listen")
             self.spin_for(0.5)  # discovery settles on every side
             self.jtc_received.clear()
-            sent = now[0]
+            holding = starts[-1]  # since activation JTC holds its position: a trajectory from then
             publisher.publish(self.message(points))
             self.spin_until(lambda: self.jtc_received, f"the trajectory on {JTC_TOPIC}", 30.0)
             executed = self._points(self.jtc_received[-1])
-            self.spin_until(lambda: starts and starts[-1] >= sent, f"{CONTROLLER} to take the trajectory")
+            self.spin_until(lambda: starts[-1] > holding + 5e-4, f"{CONTROLLER} to take the trajectory")
             begin = starts[-1]
             end = begin + executed.times[-1] + TAIL
 

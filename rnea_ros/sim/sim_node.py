@@ -38,8 +38,9 @@ on this node's /clock (`use_sim_time`: one cycle per /clock step): each step pub
 then /clock, and waits for the command of that cycle (stamped, on the wall clock, after the
 /clock went out; older ones are stale and dropped) and, once the node on `answer_topic` has
 answered, for its answer to that step (at most `answer_timeout`; the next cycle carries it to
-the arm). Before the brakes are released, /clock advances at real-time pace without physics, so
-that the controller manager can activate its controllers.
+the arm). Before the brakes are released /clock advances without physics, one step per command
+of the controller manager (or per `answer_timeout` while none comes), so that it can activate
+its controllers; the state goes out every IDLE_STATE_EVERY steps only.
 """
 
 from __future__ import annotations
@@ -628,8 +629,7 @@ class SimNode(Node):
         """Lock-step behind ros2_control (module docstring): state, /clock, the controller
         manager's command of this cycle (waiting, /clock sent again after each `answer_timeout`)
         and the node's answer (at most `answer_timeout`), step; before the brakes are released,
-        /clock at real-time pace."""
-        period = 1.0 / self.p["rate"]
+        no physics and no more than `answer_timeout` per /clock step."""
         timeout = self.p["answer_timeout"]
         next_latency = time.perf_counter() + 0.5
         previous: int | None = None  # stamp of the previous step
@@ -641,10 +641,12 @@ class SimNode(Node):
             else:  # at rest: the controller manager has the state (and must not queue it up)
                 stamp = self._stamp()
                 self._publish_clock(stamp)
-            if not self._running:
-                _spin_for(executor, period)
+            if not self._running:  # the command of this cycle, or a timeout (no controller manager yet)
+                deadline = time.perf_counter() + timeout
+                while not self._fresh and time.perf_counter() < deadline and rclpy.ok():
+                    executor.spin_once(timeout_sec=max(0.0, deadline - time.perf_counter()))
                 if not (self._fresh and self._ready()):
-                    self._idle_ns += round(period * 1e9)
+                    self._idle_ns += round(1e9 / self.p["rate"])
                     self.counts["idle_steps"] += 1
                     continue
             else:
