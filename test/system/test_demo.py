@@ -285,22 +285,33 @@ def _load_launch_file(monkeypatch):
     return module
 
 
-def test_demo_launch_file_starts_the_same_nodes_as_the_demo(monkeypatch) -> None:
+@pytest.mark.parametrize("controllers", ["simulated", "ros2_control"])
+def test_demo_launch_file_starts_the_same_nodes_as_the_demo(monkeypatch, controllers: str) -> None:
     """The launch file's three nodes get the parameters `python -m rnea_ros.demo` uses, run
-    executables that setup.py installs, and the supervisor ends the launch."""
+    executables that setup.py installs, and the supervisor ends the launch; with ros2_control
+    also ros2_control_node (the demo's controller parameters) and the spawner, in the stack's
+    environment."""
+    import yaml
+
     from rnea_ros.sim.demo import argument_parser
     from rnea_ros.sim.scenario import make_config, parameters
 
+    stack = require_stack() if controllers == "ros2_control" else None
     module = _load_launch_file(monkeypatch)
     description = module.generate_launch_description()
     actions = description.args[0]
     declared = {a.args[0]: a.kwargs["default_value"] for a in actions[:-1]}
     assert declared == {k: v[0] for k, v in module.ARGUMENTS.items()}
-    context = {**declared, "lockstep": "true", "duration": "20"}
-    inverse_dynamics, trajectory, simulator, supervisor, finished = actions[-1].kwargs["function"](context)
+    context = {**declared, "lockstep": "true", "duration": "20", "controllers": controllers}
+    launched = actions[-1].kwargs["function"](context)
+    inverse_dynamics, trajectory, simulator = launched[:3]
+    supervisor, finished = launched[-2:]
 
-    argv = ["--duration", "20", "--hold", "5", "--seed", "0", "--out", "out", "--lockstep"]
-    expected = parameters(make_config(argument_parser().parse_args(argv)))
+    argv = ["--duration", "20", "--hold", "5", "--seed", "0", "--out", "out", "--controllers", controllers]
+    argv.append("--lockstep")
+    config = make_config(argument_parser().parse_args(argv))
+    config.ros2_control = stack is not None
+    expected = parameters(config)
     setup = (REPO / "setup.py").read_text()
     for node in (inverse_dynamics, trajectory, simulator):
         kw = node.kwargs
@@ -317,3 +328,16 @@ def test_demo_launch_file_starts_the_same_nodes_as_the_demo(monkeypatch) -> None
     handler = finished.args[0]
     assert handler.kwargs["target_action"] is supervisor
     assert type(handler.kwargs["on_exit"][0].kwargs["event"]).__name__ == "Shutdown"
+    if stack is None:
+        assert len(launched) == 5
+        return
+    manager, spawner = launched[3:5]
+    assert manager.kwargs["cmd"][:3] == [str(stack.node), "--ros-args", "--params-file"]
+    sections = yaml.safe_load(Path(manager.kwargs["cmd"][3]).read_text())
+    assert {k: v["ros__parameters"] for k, v in sections.items()} == {
+        k: expected[k] for k in ("controller_manager", "effort_controller")
+    }
+    assert sections["controller_manager"]["ros__parameters"]["use_sim_time"] is True  # lock-step
+    assert "joint_state_broadcaster" in spawner.kwargs["cmd"] and "effort_controller" in spawner.kwargs["cmd"]
+    for action in (manager, spawner):
+        assert f"{stack.prefix}/lib" in action.kwargs["env"]["LD_LIBRARY_PATH"].split(":")

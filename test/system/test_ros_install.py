@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
-from control_stack import require_stack
+from control_stack import implementation, require_stack
 from rclpy.qos import ReliabilityPolicy
 from ros_install import BIN, REPO, Background, bash, ros2, ros2_retry
 from std_msgs.msg import String
@@ -631,8 +631,9 @@ def test_launch_urdf_file_passes_any_urdf_as_text(ros_env: dict[str, str], tmp_p
 
 def test_demo_launch_prints_its_table(ros_env: dict[str, str], tmp_path: Path) -> None:
     """`ros2 launch rnea_ros demo.launch.py` in lock-step (every physics step waits for its
-    command: deterministic whatever the load) for 12 simulated seconds: it prints its table and
-    meets its targets, and the launch ends when the demo does."""
+    command: deterministic whatever the load) for 12 simulated seconds, on the real controllers
+    when ros2_control is installed: it prints its table and meets its targets, and the launch
+    ends when the demo does."""
     args = ("lockstep:=true", "duration:=12", "plot:=false", f"out:={tmp_path}")
     proc = launch(ros_env, tmp_path, "demo.launch.py", *args)
     try:
@@ -643,4 +644,5 @@ def test_demo_launch_prints_its_table(ros_env: dict[str, str], tmp_path: Path) -
     assert "PD + RNEA" in out and "hold drift" in out, out[-4000:]
     assert "ran 12 s simulated" in out and "(lock-step" in out, out[-4000:]
     assert "all met" in out, out[-4000:]
+    assert f"controllers: {implementation()}" in out, out[-4000:]  # the real ones when installed
     assert code == 0, out[-4000:]
