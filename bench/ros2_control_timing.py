@@ -54,6 +54,7 @@ def _spin(stop) -> None:
 def one_run(stack, urdf: str, model: RobotModel, seconds: float, out: Path, k: int) -> dict:
     import rclpy
     from builtin_interfaces.msg import Duration
+    from control_msgs.msg import JointTrajectoryControllerState
     from rclpy.node import Node
     from rclpy.qos import QoSProfile, ReliabilityPolicy
     from sensor_msgs.msg import JointState
@@ -72,6 +73,7 @@ def one_run(stack, urdf: str, model: RobotModel, seconds: float, out: Path, k: i
     node = Node("ros2_control_timing")
     cycles: list[tuple[int, list[str], np.ndarray]] = []
     saved: list[str] = []
+    starts: list[float] = []
 
     def on_state(msg) -> None:
         cycles.append(
@@ -81,10 +83,18 @@ def one_run(stack, urdf: str, model: RobotModel, seconds: float, out: Path, k: i
     def on_saved(msg) -> None:
         saved.append(msg.data)
 
+    def on_controller(msg) -> None:  # the start of the trajectory JTC follows, s
+        tfs = msg.reference.time_from_start
+        starts.append(msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9 - tfs.sec - tfs.nanosec * 1e-9)
+
     node.create_subscription(
         JointState, "/joint_states", on_state, QoSProfile(depth=10000, reliability=ReliabilityPolicy.RELIABLE)
     )
     node.create_subscription(String, "/mujoco_sim/saved", on_saved, 10)
+    latest = QoSProfile(depth=1, reliability=ReliabilityPolicy.BEST_EFFORT)
+    node.create_subscription(
+        JointTrajectoryControllerState, f"/{CONTROLLER}/controller_state", on_controller, latest
+    )
     save = node.create_publisher(String, "/mujoco_sim/save", 10)
     to_jtc = node.create_publisher(JointTrajectory, f"/{CONTROLLER}/joint_trajectory", 10)
     try:
@@ -104,8 +114,16 @@ def one_run(stack, urdf: str, model: RobotModel, seconds: float, out: Path, k: i
                     time_from_start=Duration(sec=sec, nanosec=nanosec),
                 )
             )
+        while not starts and time.monotonic() < end:
+            rclpy.spin_once(node, timeout_sec=0.05)
+        holding = starts[-1]  # JTC's hold since activation; sent again until JTC takes it
         cycles.clear()
-        to_jtc.publish(msg)
+        while starts[-1] <= holding + 5e-4:
+            assert time.monotonic() < end, "JTC did not take the trajectory"
+            to_jtc.publish(msg)
+            resend = time.monotonic() + 1.0
+            while starts[-1] <= holding + 5e-4 and time.monotonic() < resend:
+                rclpy.spin_once(node, timeout_sec=0.05)
         end = time.monotonic() + float(annotated.times[-1])
         while time.monotonic() < end:
             rclpy.spin_once(node, timeout_sec=0.05)
@@ -142,6 +160,7 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--busy", type=int, default=0, help="processes spinning beside it")
     parser.add_argument("--json", help="write the numbers here")
+    parser.add_argument("--out", help="keep the logs and step logs here (default: a temporary folder)")
     args = parser.parse_args()
     stack = find()
     if stack is None:
@@ -158,9 +177,10 @@ def main() -> int:
     results = []
     try:
         with tempfile.TemporaryDirectory(prefix="rc2_timing_") as tmp:
+            folder = Path(args.out or tmp)
             for k in range(args.runs):
                 load_before = os.getloadavg()[0]
-                r = one_run(stack, urdf, model, args.seconds, Path(tmp), k)
+                r = one_run(stack, urdf, model, args.seconds, folder, k)
                 r["load_average"] = [load_before, os.getloadavg()[0]]
                 results.append(r)
                 print(f"run {k} (load average {load_before:.1f} -> {os.getloadavg()[0]:.1f}):\n{r['text']}")
