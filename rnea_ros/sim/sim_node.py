@@ -37,7 +37,7 @@ loop and this one are two 1 kHz loops, as with a robot. In lock-step the control
 on this node's /clock (`use_sim_time`: one cycle per /clock step): each step publishes the state,
 then /clock, and waits for the command of that cycle (stamped, on the wall clock, after the
 /clock went out; older ones are stale and dropped) and, once the node on `answer_topic` has
-answered, for its answer to that step (at most `answer_timeout`; the next cycle carries it to
+answered, for its answer to that step (at most ANSWER_PATIENCE; the next cycle carries it to
 the arm). Before the brakes are released /clock advances without physics, one step per command
 of the controller manager (or per `answer_timeout` while none comes), so that it can activate
 its controllers; the state goes out every IDLE_STATE_EVERY steps only.
@@ -73,6 +73,11 @@ MAX_CATCH_UP = 50  # physics steps a late wall-clock loop catches up at once
 # topic_based_ros2_control takes one state message per cycle from a queue of 5: states sent
 # faster than the controller manager cycles would queue up and be read that many cycles late.
 IDLE_STATE_EVERY = 20
+# ros2_control lock-step: how long a step waits for the node's answer before it goes on without
+# (the controller manager's command then holds the node's previous one), s. Long: a step taken
+# without the answer is a step of the node's loop at a lower rate, which light joints (SO-101's
+# wrist) do not stand many times in a row; a lost answer costs this once.
+ANSWER_PATIENCE = 5.0
 
 # No QoS event handlers: each one is an entity in every wait set, and the loop waits ~2000 times a second.
 LEAN_PUB = PublisherEventCallbacks(use_default_callbacks=False)
@@ -628,7 +633,7 @@ class SimNode(Node):
     def _run_hardware_lockstep(self, executor: SingleThreadedExecutor) -> None:
         """Lock-step behind ros2_control (module docstring): state, /clock, the controller
         manager's command of this cycle (waiting, /clock sent again after each `answer_timeout`)
-        and the node's answer (at most `answer_timeout`), step; before the brakes are released,
+        and the node's answer (at most ANSWER_PATIENCE), step; before the brakes are released,
         no physics and no more than `answer_timeout` per /clock step."""
         timeout = self.p["answer_timeout"]
         next_latency = time.perf_counter() + 0.5
@@ -661,7 +666,7 @@ class SimNode(Node):
                 self._check_answer(previous)
                 answers = self.matcher
                 if isinstance(answers, TickAnswers) and answers.seen:
-                    deadline = time.perf_counter() + timeout
+                    deadline = time.perf_counter() + ANSWER_PATIENCE
                     while not answers.answered(stamp) and time.perf_counter() < deadline and rclpy.ok():
                         executor.spin_once(timeout_sec=max(0.0, deadline - time.perf_counter()))
                     if not answers.answered(stamp):
