@@ -76,8 +76,10 @@ IDLE_STATE_EVERY = 20
 # ros2_control lock-step: how long a step waits for the node's answer before it goes on without
 # (the controller manager's command then holds the node's previous one), s. Long: a step taken
 # without the answer is a step of the node's loop at a lower rate, which light joints (SO-101's
-# wrist) do not stand many times in a row; a lost answer costs this once.
-ANSWER_PATIENCE = 5.0
+# wrist) do not stand many times in a row. Not longer: joint_state_broadcaster's real-time
+# publisher can skip a cycle's /joint_states (the previous one still going out), and then
+# no answer comes (a few times in a 12 s run on a loaded machine).
+ANSWER_PATIENCE = 1.0
 
 # No QoS event handlers: each one is an entity in every wait set, and the loop waits ~2000 times a second.
 LEAN_PUB = PublisherEventCallbacks(use_default_callbacks=False)
