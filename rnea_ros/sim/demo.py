@@ -124,12 +124,16 @@ def stopped_early(exc: RealTimeLost, json_path: str | None) -> None:
     from rnea_ros.sim.report import largest_errors
 
     worst, alone = (None, None) if exc.recording is None else largest_errors(exc.recording)
+    if exc.recording is None:
+        print(f"  the run until then could not be read: {exc.unrecorded}", file=sys.stderr)
     if worst is not None:
         print(f"  until then the largest error, model compensated: {worst:.3f} deg", file=sys.stderr)
     if alone is not None:
         print(f"  and with PD alone (no model terms, by design) {alone:.3f} deg", file=sys.stderr)
     if json_path:
         numbers = {"stopped": str(exc), "max_error_deg": worst, "max_error_pd_alone_deg": alone}
+        if exc.recording is None:
+            numbers["unrecorded"] = exc.unrecorded
         Path(json_path).write_text(json.dumps(numbers, indent=1))
 
 

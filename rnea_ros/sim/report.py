@@ -21,6 +21,7 @@ class RealTimeLost(RneaError, RuntimeError):
     far it was off); `recording` holds the run until then when it could be saved."""
 
     recording: Recording | None = None
+    unrecorded: str = ""  # why `recording` is None
 
 
 @dataclass

@@ -291,8 +291,9 @@ class Supervisor:
         except RealTimeLost as exc:
             try:
                 exc.recording = self.recording(*self.windows)
-            except (RuntimeError, TimeoutError, ValueError):
+            except (RuntimeError, TimeoutError, ValueError) as why:
                 exc.recording = None
+                exc.unrecorded = str(why)
             raise
 
     def _phases(self) -> Recording:
