@@ -80,6 +80,13 @@ IDLE_STATE_EVERY = 20
 # publisher can skip a cycle's /joint_states (the previous one still going out), and then
 # no answer comes (a few times in a 12 s run on a loaded machine).
 ANSWER_PATIENCE = 1.0
+# ros2_control lock-step with a node answering: the wall time between its answer and the next
+# /clock grows by doubling (+ SETTLE_STEP, up to SETTLE_MAX) after each command that reached the
+# controller manager too late for its cycle and halves after each that did not. The forward
+# controller takes the node's command in the controller manager's executor thread, which a busy
+# machine can starve for many cycles while its real-time thread runs on: many late commands in a
+# row are many steps of the node's loop at a lower rate (SO-101 swung to 116 deg once).
+SETTLE_STEP, SETTLE_MAX = 1e-4, 0.02  # s
 
 # No QoS event handlers: each one is an entity in every wait set, and the loop waits ~2000 times a second.
 LEAN_PUB = PublisherEventCallbacks(use_default_callbacks=False)
@@ -640,6 +647,7 @@ class SimNode(Node):
         timeout = self.p["answer_timeout"]
         next_latency = time.perf_counter() + 0.5
         previous: int | None = None  # stamp of the previous step
+        settle = 0.0  # s after the node's answer before the next /clock (see below)
         while rclpy.ok():
             self._fresh = False
             self._tick_sent = time.time_ns()
@@ -665,7 +673,7 @@ class SimNode(Node):
                         deadline = time.perf_counter() + timeout
                 if not rclpy.ok():
                     break
-                self._check_answer(previous)
+                late = self._check_answer(previous)
                 answers = self.matcher
                 if isinstance(answers, TickAnswers) and answers.seen:
                     deadline = time.perf_counter() + ANSWER_PATIENCE
@@ -673,20 +681,26 @@ class SimNode(Node):
                         executor.spin_once(timeout_sec=max(0.0, deadline - time.perf_counter()))
                     if not answers.answered(stamp):
                         self.counts["unanswered"] += 1
+                    # the answer went to the controller manager too: give its executor time to
+                    # take it before the next cycle, more while commands come late
+                    settle = min(2.0 * settle + SETTLE_STEP, SETTLE_MAX) if late else 0.5 * settle
+                    _spin_for(executor, settle)
             previous = stamp
             self._step()
             if time.perf_counter() > next_latency:
                 self._publish_latency()
                 next_latency += 0.5
 
-    def _check_answer(self, previous: int | None) -> None:
-        """Count a command that is not the node's answer to the previous step (it reached the
-        controller manager a cycle late: the command before it went out again)."""
+    def _check_answer(self, previous: int | None) -> bool:
+        """Whether the command is not the node's answer to the previous step (it reached the
+        controller manager after this cycle began: the command before it went out again);
+        counted."""
         if previous is None or not isinstance(self.matcher, TickAnswers) or self.command is None:
-            return
+            return False
         answer = self.matcher.values(previous)
-        if answer is not None and answer != tuple(self.command.tolist()):
-            self.counts["late_commands"] += 1
+        late = answer is not None and answer != tuple(self.command.tolist())
+        self.counts["late_commands"] += late
+        return late
 
     def _publish_clock(self, stamp: int) -> None:
         if self.clock_pub is not None:
