@@ -83,9 +83,9 @@ ANSWER_PATIENCE = 1.0
 # ros2_control lock-step with a node answering: the wall time between its answer and the next
 # /clock grows by doubling (+ SETTLE_STEP, up to SETTLE_MAX) after each command that reached the
 # controller manager too late for its cycle and halves after each that did not. The forward
-# controller takes the node's command in the controller manager's executor thread, which a busy
-# machine can starve for many cycles while its real-time thread runs on: many late commands in a
-# row are many steps of the node's loop at a lower rate (SO-101 swung to 116 deg once).
+# controller takes the node's command in the controller manager's executor thread, which the
+# real-time loop does not wait for: many late commands in a row would be many steps of the
+# node's loop at a lower rate.
 SETTLE_STEP, SETTLE_MAX = 1e-4, 0.02  # s
 
 # No QoS event handlers: each one is an entity in every wait set, and the loop waits ~2000 times a second.
