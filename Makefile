@@ -30,6 +30,14 @@ export RQT_WHEELS
 RQT_SETUP := $(if $(filter jazzy,$(ROS_DISTRO)),$(if $(wildcard $(RQT_WHEELS)/install.sh),\
 	$(wildcard $(RQT_WHEELS)/*.whl) $(if $(wildcard $(VENV)/.rqt-wheels),,FORCE)))
 
+# ROS 2 Jazzy's ros2_control (controller_manager, joint_trajectory_controller,
+# forward_command_controller, joint_state_broadcaster, topic_based_ros2_control), prebuilt: when
+# this folder exists, set-up installs it into the Jazzy venv (its install.sh apt-gets the runtime
+# libraries: root) and the demos run the real controllers (rnea_ros/sim/ros2_control.py applies
+# its setup.sh for them); again when its tarball or installer changes. Without it they simulate them.
+ROS2_CONTROL ?= $(abspath $(CURDIR)/../shared/ros2-control)
+ROS2_CONTROL_STAMP := $(if $(filter jazzy,$(ROS_DISTRO)),$(if $(wildcard $(ROS2_CONTROL)/install.sh),$(VENV)/.ros2-control))
+
 .PHONY: demo test test-unit test-ros test-kilted lint bench soak-sequences clean
 
 $(STAMP): requirements.txt requirements-dev.txt $(DISTRO_REQUIREMENTS) setup.py rnea_ros/compiled/_pointer_call.c $(ROS2_SETUP) $(RQT_SETUP)
@@ -48,7 +56,11 @@ endif
 	$(PY) -m rnea_ros.compiled.cache  # numba's kernel cache, so that no first start compiles
 	touch $(STAMP)
 
-demo: $(STAMP)
+$(VENV)/.ros2-control: $(STAMP) $(wildcard $(ROS2_CONTROL)/*.tar.xz) $(wildcard $(ROS2_CONTROL)/install.sh)
+	"$(ROS2_CONTROL)/install.sh" $(PY)
+	touch $@
+
+demo: $(STAMP) $(ROS2_CONTROL_STAMP)
 	$(PY) -m rnea_ros.demo $(DEMO_ARGS)
 
 # pytest-xdist workers of `make test`, `make test-unit` and `make test-ros` (each with a
@@ -64,7 +76,7 @@ REALTIME_TESTS := test/system/test_demo.py test/ros/inverse_dynamics/test_node.p
 # every test: test/unit, test/ros (real rclpy processes) and test/system (closed-loop demos,
 # colcon and pip builds); the folders mirror the package (test/conftest.py). The real-time tests
 # run after the others, alone, so that no parallel test delays their wall clock.
-test: $(STAMP) lint
+test: $(STAMP) $(ROS2_CONTROL_STAMP) lint
 	$(PYTEST) -q $(XDIST) --durations=25 -m "not realtime" test
 	$(PYTEST) -q --durations=10 -m realtime $(REALTIME_TESTS)
 
@@ -76,7 +88,7 @@ test-unit: $(STAMP)
 # `make test-ros ROS_DISTRO=kilted`; ROS_TESTS narrows them (pytest arguments: a folder
 # test/ros/<node>, a file, -k ...)
 ROS_TESTS ?= test/ros
-test-ros: $(STAMP)
+test-ros: $(STAMP) $(ROS2_CONTROL_STAMP)
 	$(PYTEST) -q $(XDIST) $(ROS_TESTS)
 
 # what CI runs on ROS 2 Kilted besides `make test` on Jazzy (the README says why this subset)
@@ -88,7 +100,7 @@ lint: $(STAMP)
 	$(PY) -m mypy
 	$(VENV)/bin/lint-imports  # layers, no cycles, no ROS in the core (setup.cfg [importlinter])
 
-bench: $(STAMP)
+bench: $(STAMP) $(ROS2_CONTROL_STAMP)
 	$(PY) bench/bench_kernels.py
 	$(PY) bench/bench_latency.py
 	$(PY) bench/bench_start.py

@@ -37,6 +37,7 @@ def one_run(args: argparse.Namespace, out: Path, k: int) -> dict:
     command += ["--out", str(out / f"run_{k}"), "--json", str(summary)]
     if args.urdf:
         command += ["--urdf", args.urdf]
+    command += ["--controllers", args.controllers]
     began = time.monotonic()
     done = subprocess.run(command, capture_output=True, text=True, timeout=args.duration * 10 + 300)
     result = json.loads(summary.read_text()) if summary.exists() else {}
@@ -64,6 +65,9 @@ def main() -> int:
     parser.add_argument("--busy", type=int, nargs="+", default=[0, 1], help="busy processes beside it")
     parser.add_argument("--duration", type=float, default=30.0)
     parser.add_argument("--urdf")
+    parser.add_argument(
+        "--controllers", default="auto", help="the demo's --controllers: auto, ros2_control or simulated"
+    )
     args = parser.parse_args()
     print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f} before the runs")
     bad = 0

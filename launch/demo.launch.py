@@ -1,7 +1,11 @@
 """The closed-loop demo under a ROS 2 install: a MuJoCo-simulated arm, the inverse_dynamics node
 and the multi-sine trajectory source as launch_ros nodes, plus the demo's supervisor, which runs
 the three phases (hold, PD alone, PD + RNEA), prints the table and writes the plot. The launch
-ends when the supervisor does.
+ends when the supervisor does. With ros2_control (`controllers:=auto`, the default, when it is
+installed: rnea_ros.sim.ros2_control) the real controller manager sits between simulator and
+node: `ros2_control_node` with the arm's URDF and a topic_based_ros2_control block, and the
+spawner loading joint_state_broadcaster and the effort forward_command_controller
+`effort_controller`, both run with the stack's environment (its setup.sh applied).
 
     ros2 launch rnea_ros demo.launch.py [urdf_file:=...] [duration:=30] [lockstep:=false] [plot:=true]
 
@@ -37,6 +41,10 @@ ARGUMENTS = {
     "plot": ("true", "write <out>/demo.png (true/false)"),
     "out": ("out", "directory of the plot"),
     "seed": ("0", "seed of the multi-sine trajectories"),
+    "controllers": (
+        "auto",
+        "ros2_control (the real controller manager), simulated, or auto: ros2_control when installed",
+    ),
 }
 
 
@@ -50,6 +58,7 @@ def truthy(value: str, name: str) -> bool:
 def demo_arguments(arg: dict[str, str]) -> list[str]:
     """The launch arguments as options of `python -m rnea_ros.demo`."""
     argv = ["--duration", arg["duration"], "--hold", arg["hold"], "--seed", arg["seed"], "--out", arg["out"]]
+    argv += ["--controllers", arg["controllers"]]
     if arg["urdf_file"]:
         argv += ["--urdf", arg["urdf_file"]]
     if truthy(arg["lockstep"], "lockstep"):
@@ -61,11 +70,15 @@ def demo_arguments(arg: dict[str, str]) -> list[str]:
 
 def launch_demo(context, *args, **kwargs):
     from rnea_ros.sim.demo import argument_parser
+    from rnea_ros.sim.ros2_control import choose
     from rnea_ros.sim.scenario import make_config, parameters
 
     arg = {name: LaunchConfiguration(name).perform(context) for name in ARGUMENTS}
     argv = demo_arguments(arg)
-    params = parameters(make_config(argument_parser().parse_args(argv)))
+    config = make_config(argument_parser().parse_args(argv))
+    stack = choose(arg["controllers"])
+    config.ros2_control = stack is not None
+    params = parameters(config)
 
     def node_parameters(name: str) -> list[dict]:
         values = dict(params[name])
@@ -103,7 +116,40 @@ def launch_demo(context, *args, **kwargs):
     finished = RegisterEventHandler(
         OnProcessExit(target_action=supervisor, on_exit=[EmitEvent(event=Shutdown(reason="demo finished"))])
     )
-    return [inverse_dynamics, trajectory, simulator, supervisor, finished]
+    return [inverse_dynamics, trajectory, simulator, *controllers(stack, params), supervisor, finished]
+
+
+def controllers(stack, params: dict[str, dict]) -> list:
+    """ros2_control_node with the demo's controller parameters and the spawner, in the stack's
+    environment (none without a stack)."""
+    if stack is None:
+        return []
+    import tempfile
+    from pathlib import Path
+
+    from rnea_ros.sim.processes import SPAWN_TIMEOUT
+    from rnea_ros.sim.ros2_control import BROADCASTER, CONTROLLER_MANAGER, FORWARD
+    from rnea_ros.sim.scenario import write_parameters
+
+    folder = Path(tempfile.mkdtemp(prefix="rnea_demo_launch_"))
+    path = write_parameters(
+        {k: params[k] for k in (CONTROLLER_MANAGER, FORWARD)}, folder / "controllers.yaml"
+    )
+    env = stack.env()
+    manager = ExecuteProcess(
+        cmd=[str(stack.node), "--ros-args", "--params-file", str(path)],
+        name="ros2_control_node",
+        output="screen",
+        env=env,
+    )
+    timeout = ["--controller-manager-timeout", f"{SPAWN_TIMEOUT:g}"]
+    spawner = ExecuteProcess(
+        cmd=stack.spawner(BROADCASTER, FORWARD, "-c", f"/{CONTROLLER_MANAGER}", *timeout),
+        name="spawner",
+        output="screen",
+        env=env,
+    )
+    return [manager, spawner]
 
 
 def generate_launch_description() -> LaunchDescription:

@@ -1,8 +1,10 @@
 """`python -m rnea_ros.demo`: the closed-loop MuJoCo demo (`make demo`); see rnea_ros.sim.demo.
 
 `--controller forward` (the default): the inverse_dynamics node commands a forward_command_controller;
-`--controller jtc`: the trajectory_feedforward node annotates trajectories that a simulated
-joint_trajectory_controller follows (rnea_ros.sim.jtc_demo); `--mismatch`: a Panda unlike its
+`--controller jtc`: the trajectory_feedforward node annotates trajectories that a
+joint_trajectory_controller follows (rnea_ros.sim.jtc_demo); both on the real ros2_control when
+it is installed, else simulated (`--controllers auto|ros2_control|simulated`,
+rnea_ros.sim.ros2_control); `--mismatch`: a Panda unlike its
 URDF is recorded, identified and tracked with both models (rnea_ros.sim.mismatch_demo);
 `--contact`: external-torque estimation and collision detection against MuJoCo, in one process
 (rnea_ros.sim.contact_demo); `--ship-deck`: a Panda on a rolling, heaving deck with gravity from

@@ -63,3 +63,46 @@ class AnswerMatcher:
     def answered(self, stamp: int) -> bool:
         """Whether both the command answering `stamp` and its answer have arrived."""
         return stamp in self._answered
+
+
+class TickAnswers:
+    """Answers that carry the stamp of the state they answer, without a command to pair them
+    with: behind ros2_control the commands reach the simulator from the controller manager, and
+    the node answers joint_state_broadcaster's /joint_states, stamped with the controller
+    manager's time. In lock-step that time is the simulator's own /clock, so a stamp names a
+    step the simulator published (latency: from that publication, on its clock `t`); in real
+    time it is the wall clock (latency: wall time of arrival − stamp)."""
+
+    def __init__(self, keep: int = 256) -> None:
+        self._keep = keep
+        self._sent: OrderedDict[int, float] = OrderedDict()  # stamp → publish time
+        self._answers: OrderedDict[int, tuple[float, ...]] = OrderedDict()  # stamp → values
+        self.latencies: list[float] = []  # s, in arrival order
+
+    def published(self, stamp: int, t: float) -> None:
+        """A state with `stamp` was published at t (again: the latency counts from the first time)."""
+        self._sent.setdefault(stamp, t)
+        while len(self._sent) > self._keep:
+            self._sent.popitem(last=False)
+
+    def answer(self, stamp: int, values, t: float, wall_ns: int) -> None:
+        """The answer to the state `stamp` (its `values`) arrived at t, wall clock `wall_ns`."""
+        if stamp in self._answers:
+            return
+        self._answers[stamp] = tuple(values)
+        while len(self._answers) > self._keep:
+            self._answers.popitem(last=False)
+        sent = self._sent.get(stamp)
+        self.latencies.append(t - sent if sent is not None else (wall_ns - stamp) * 1e-9)
+
+    def answered(self, stamp: int) -> bool:
+        return stamp in self._answers
+
+    def values(self, stamp: int) -> tuple[float, ...] | None:
+        """The values answering `stamp`, None when none arrived (or too long ago)."""
+        return self._answers.get(stamp)
+
+    @property
+    def seen(self) -> bool:
+        """Whether any answer arrived."""
+        return bool(self.latencies)

@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, cast
 
 from rnea_ros.sim.processes import Processes, start_nodes
 from rnea_ros.sim.report import RealTimeLost
+from rnea_ros.sim.ros2_control import CHOICES, Stack, choose, why_not
 from rnea_ros.sim.scenario import Config, make_config, write_parameters
 
 if TYPE_CHECKING:
@@ -107,6 +108,13 @@ def argument_parser() -> argparse.ArgumentParser:
         "--max-phase-lag", type=float, default=0.5, help="the node's feedback.max_phase_lag, rad (0: off)"
     )
     parser.add_argument("--attach", action="store_true", help="supervise nodes started elsewhere")
+    parser.add_argument(
+        "--controllers",
+        choices=CHOICES,
+        default="auto",
+        help="ros2_control: the real controller manager between simulator and node; simulated: the "
+        "simulator's own forward command controller; auto (default): ros2_control when installed",
+    )
     return parser
 
 
@@ -116,13 +124,32 @@ def stopped_early(exc: RealTimeLost, json_path: str | None) -> None:
     from rnea_ros.sim.report import largest_errors
 
     worst, alone = (None, None) if exc.recording is None else largest_errors(exc.recording)
+    if exc.recording is None:
+        print(f"  the run until then could not be read: {exc.unrecorded}", file=sys.stderr)
     if worst is not None:
         print(f"  until then the largest error, model compensated: {worst:.3f} deg", file=sys.stderr)
     if alone is not None:
         print(f"  and with PD alone (no model terms, by design) {alone:.3f} deg", file=sys.stderr)
     if json_path:
         numbers = {"stopped": str(exc), "max_error_deg": worst, "max_error_pd_alone_deg": alone}
+        if exc.recording is None:
+            numbers["unrecorded"] = exc.unrecorded
         Path(json_path).write_text(json.dumps(numbers, indent=1))
+
+
+def implementation(stack: Stack | None, choice: str) -> str:
+    """Which controller implementation runs, in one line (the demos print it)."""
+    if stack is not None:
+        return f"{stack.describe()}: the real forward_command_controller and joint_state_broadcaster"
+    reason = "--controllers simulated" if choice == "simulated" else why_not()
+    return f"simulated: the simulator's own effort forward command controller ({reason})"
+
+
+def controllers_json(stack: Stack | None) -> dict:
+    """Which implementation ran, for the demos' JSON."""
+    if stack is None:
+        return {"implementation": "simulated"}
+    return {"implementation": "ros2_control", "prefix": str(stack.prefix), **stack.versions}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -131,7 +158,9 @@ def main(argv: list[str] | None = None) -> int:
     cast(io.TextIOWrapper, sys.stdout).reconfigure(line_buffering=True)
     try:
         config = make_config(args)
-    except (OSError, ValueError) as exc:  # no such file, not a URDF (URDFError), refused, bad option
+        stack = choose(args.controllers)
+        config.ros2_control = stack is not None
+    except (OSError, ValueError, RuntimeError) as exc:  # no such file, not a URDF, refused, bad option
         print(f"demo: {exc}", file=sys.stderr)
         if args.json:
             Path(args.json).write_text(json.dumps({"refused": str(exc)}, indent=1))
@@ -147,11 +176,12 @@ def main(argv: list[str] | None = None) -> int:
         f"simulated ({mode}), hold {config.hold:g} s, trajectories {config.trajectory:g} s, "
         f"PD gains (same in every phase) kp {_round(config.kp)} N m/rad, kd {_round(config.kd)} N m s/rad",
     )
+    print(f"  controllers: {implementation(stack, args.controllers)}")
     processes = None if args.attach else Processes(out / "demo_logs")
     try:
         with tempfile.TemporaryDirectory(prefix="rnea_demo_") as tmp:
             if processes is not None:
-                start_nodes(processes, write_parameters(config, Path(tmp) / "params.yaml"))
+                start_nodes(processes, write_parameters(config, Path(tmp) / "params.yaml"), stack=stack)
             started = time.monotonic()
             # the terms (the plot's breakdown) cost the node 5 messages a cycle: lock-step only
             recording = run(config, processes, args.timeout, args.plot and config.lockstep)
@@ -181,7 +211,8 @@ def main(argv: list[str] | None = None) -> int:
     print(table(summary))
     failed = check_targets(summary)
     if args.json:
-        Path(args.json).write_text(json.dumps({**summary.to_dict(), "failed": failed}, indent=1))
+        numbers = {**summary.to_dict(), "controllers": controllers_json(stack), "failed": failed}
+        Path(args.json).write_text(json.dumps(numbers, indent=1))
     verdict = "all met" if not failed else "MISSED\n  " + "\n  ".join(failed)
     if failed and not config.lockstep:
         verdict += (

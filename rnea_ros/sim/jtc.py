@@ -14,10 +14,15 @@ accumulates i e dt, clamped to ±i_clamp (control_toolbox's Pid).
 
 A received trajectory replaces the running one at the next update, as in JTC: its points are at
 start + time_from_start (start: the message stamp; 0 = on arrival), and when its first point lies
-in the future, the measured state at that update is joined to it by the spline (τ_d from the last
-one commanded). After the last point the last point is held (velocity 0, its effort). Before any
-trajectory the controller holds the position it was activated at (`hold`), τ_d = 0. Not modelled:
-tolerances and goal checks, angle wrap-around of continuous joints, other command interfaces.
+in the future, the measured state at that update is joined to it by the spline. Over that join
+τ_d goes linearly from the last command u (JTC's current state takes its `effort` from the effort
+command interface: the whole last command, PID included) to the first point's effort, or is 0
+when the points carry none (JTC interpolates efforts only between two points that both have
+them). After the last point the last point is held (velocity 0, its effort). Before any
+trajectory the controller holds the position it was activated at (`hold`), τ_d = 0. Checked
+against the real JTC (ros2_controllers 4.42.1) on the same states: test_ros2_control_jtc.py. Not
+modelled: tolerances and goal checks, angle wrap-around of continuous joints, other command
+interfaces, output clamps (`u_clamp_*`) and anti-windup strategies other than the legacy one.
 
 Arrays (m,) in the controller's joint order; s, rad or m, N m or N.
 """
@@ -95,7 +100,7 @@ class JointTrajectoryController:
         self.integral = np.zeros(m)  # the integral term, N m
         self.active: _Active  # set by hold() below, never None afterwards
         self.pending: tuple | None = None  # (start, times, points) of a trajectory not yet taken
-        self.last_effort = np.zeros(m)  # τ_d of the last update
+        self.last_command = np.zeros(m)  # u of the last update
         self.hold(np.zeros(m))
 
     def hold(self, q: npt.ArrayLike) -> None:
@@ -134,9 +139,8 @@ class JointTrajectoryController:
         if start + times[0] > t:  # first point in the future: join the measured state to it
             rel = start + times - t
             sampler = TrajectorySampler(rel, p, v, a, start=(q, qd, np.zeros(self.m)))
-            self.active = _Active(
-                t, sampler, np.concatenate([[0.0], rel]), np.vstack([self.last_effort, eff])
-            )
+            before = np.zeros(self.m) if e is None else self.last_command
+            self.active = _Active(t, sampler, np.concatenate([[0.0], rel]), np.vstack([before, eff]))
         else:
             self.active = _Active(start, TrajectorySampler(times, p, v, a), times, eff)
 
@@ -150,8 +154,9 @@ class JointTrajectoryController:
         _, qd_next, tau_next = self.active.sample(t + self.period)  # JTC's command_next_
         g = self.gains
         self.integral = np.clip(self.integral + g.i * (q_d - q) * self.period, -g.i_clamp, g.i_clamp)
-        self.last_effort = tau_next
-        return g.ff_velocity_scale * qd_next + tau_next + g.p * (q_d - q) + self.integral + g.d * (qd_d - qd)
+        u = g.ff_velocity_scale * qd_next + tau_next + g.p * (q_d - q) + self.integral + g.d * (qd_d - qd)
+        self.last_command = u
+        return u.copy()
 
 
 __all__ = ["GAIN_NAMES", "Gains", "JointTrajectoryController"]

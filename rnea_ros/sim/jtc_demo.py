@@ -5,11 +5,17 @@ MuJoCo-simulated Panda.
 
 Separate processes over real DDS (ROS_LOCALHOST_ONLY=1, a ROS_DOMAIN_ID of the demo's own):
 `trajectory_feedforward` (rnea_ros.nodes.trajectory_feedforward, `~/trajectory_out` remapped to
-`/jtc/joint_trajectory`) for the whole demo, and for each run a fresh `mujoco_sim`
-(rnea_ros.sim.sim_node with `controller_type: joint_trajectory_controller`: JTC's effort law
-runs inside every 1 kHz physics step, so controller and physics are in lock-step and a run does
-not depend on the machine's speed). Each run starts from rest at the Panda's home pose when the
-simulator receives its trajectory (stamp 0), with the same PID gains:
+`/jtc/joint_trajectory`) for the whole demo, and for each run a fresh robot. With
+`--controllers ros2_control` (auto: when installed, rnea_ros.sim.ros2_control) that is the real
+thing: `ros2_control_node` with the Panda's URDF and a topic_based_ros2_control block, the
+spawner loading joint_state_broadcaster and a joint_trajectory_controller `jtc` on the effort
+interface, and `mujoco_sim` (`controller_type: ros2_control`) as the robot behind its topics, in
+lock-step: the controller manager runs on the simulator's /clock, one cycle per physics step.
+Each run then also replays the simulated JTC (rnea_ros.sim.jtc) on the real one's inputs and
+reports how far their commands differ. With `--controllers simulated`, `mujoco_sim` runs JTC's
+law itself (`controller_type: joint_trajectory_controller`, rnea_ros.sim.jtc) inside every
+1 kHz physics step. Either way a run does not depend on the machine's speed, and it starts from
+rest at the Panda's home pose when JTC takes its trajectory (stamp 0), with the same PID gains:
 
 1. JTC PID alone: a multi-sine sent straight to `/jtc/joint_trajectory` (no efforts);
 2. JTC PID + annotated efforts: the same multi-sine through trajectory_feedforward;
@@ -43,8 +49,19 @@ from rnea_ros.friction.model import Friction
 from rnea_ros.identification.excitation import design
 from rnea_ros.model.example_robots import example_urdf_path
 from rnea_ros.model.robot_model import RobotModel
-from rnea_ros.sim.jtc_report import Points, Run, plot, summarize, table
-from rnea_ros.sim.processes import Processes
+from rnea_ros.sim.jtc import Gains
+from rnea_ros.sim.jtc_report import Points, Run, agreement, plot, summarize, table
+from rnea_ros.sim.processes import Processes, start_controllers
+from rnea_ros.sim.ros2_control import (
+    BROADCASTER,
+    CHOICES,
+    Stack,
+    choose,
+    hardware_urdf,
+    jtc_parameters,
+    why_not,
+)
+from rnea_ros.sim.step_log import load
 from rnea_ros.trajectory.efforts import resample, trajectory_efforts
 from rnea_ros.trajectory.joint_map import JointMap
 
@@ -127,15 +144,59 @@ def sim_parameters(urdf: str) -> dict:
     }
 
 
+def hardware_parameters(urdf: str, lockstep: bool = True) -> dict:
+    """The simulator as the robot behind the real controller manager: lock-step on its /clock,
+    or real time on the wall clock."""
+    home = dict(zip([*ARM, *FINGERS], [*HOME, FINGER_HOME, FINGER_HOME], strict=True))
+    return {
+        "robot_description": hardware_urdf(urdf, ARM, FINGERS, home),
+        "controller_type": "ros2_control",
+        "joints": ARM,
+        "initial_joints": list(home),
+        "initial_positions": list(home.values()),
+        "rate": 1000.0,
+        "lockstep": lockstep,
+        "wall_clock": not lockstep,
+        "publish_clock": lockstep,
+        "answer_topic": "",  # nobody answers its states: the controller manager's command is all
+        "record": True,  # the run is read from the simulator (~/save), not over DDS
+        "start_subscribers": 1,  # topic_based_ros2_control
+    }
+
+
+def jtc_gains() -> Gains:
+    """The demo's JTC gains (i = 0, no velocity feedforward)."""
+    return Gains.of(len(ARM), p=KP, d=KD)
+
+
+def controller_parameters(lockstep: bool = True) -> dict[str, dict]:
+    """joint_state_broadcaster and the JTC `jtc` with the demo's gains, by node name."""
+    g = jtc_gains()
+    gains = {k: getattr(g, k).tolist() for k in ("p", "i", "d", "ff_velocity_scale")}
+    return jtc_parameters(CONTROLLER, ARM, gains, lockstep)
+
+
 def _params_file(path: Path, node: str, values: dict) -> Path:
     path.write_text(yaml.safe_dump({node: {"ros__parameters": values}}))
+    return path
+
+
+def _nodes_file(path: Path, nodes: dict[str, dict]) -> Path:
+    path.write_text(yaml.safe_dump({node: {"ros__parameters": v} for node, v in nodes.items()}))
     return path
 
 
 class Supervisor:
     """Sends the trajectories and records the runs (ROS imported here, after the environment)."""
 
-    def __init__(self, children: Processes, deadline: float, sim_params: Path) -> None:
+    def __init__(
+        self,
+        children: Processes,
+        deadline: float,
+        sim_params: Path,
+        stack: Stack | None = None,
+        controllers: Path | None = None,
+    ) -> None:
         import rclpy
         from diagnostic_msgs.msg import DiagnosticArray
         from rcl_interfaces.srv import SetParameters
@@ -146,6 +207,7 @@ class Supervisor:
         from trajectory_msgs.msg import JointTrajectory
 
         self.children, self.deadline, self.sim_params = children, deadline, sim_params
+        self.stack, self.controllers = stack, controllers
         if not rclpy.ok():
             rclpy.init()
         self.node = node = Node("jtc_demo_supervisor")
@@ -218,6 +280,8 @@ class Supervisor:
     def run(self, name: str, points: Points, through_node: bool) -> Run:
         """A fresh simulator executes `points` (sent to the node or straight to JTC); its
         joint_states are recorded until the trajectory's end + TAIL."""
+        if self.stack is not None:
+            return self._run_ros2_control(name, points, through_node)
         sim = f"mujoco_sim_{name}"
         publisher = self.to_node if through_node else self.to_jtc
 
@@ -257,6 +321,101 @@ class Supervisor:
         finally:
             self.children.stop(sim)
         return self._run(name, executed)
+
+    def _run_ros2_control(self, name: str, points: Points, through_node: bool) -> Run:
+        """The run on the real controllers: a fresh robot (simulator, controller manager, JTC
+        spawned), the trajectory, the simulator's steps from its ~/save (rnea_ros.sim.step_log);
+        the run's time 0 is the real JTC's first sample of the trajectory (from its
+        ~/controller_state: stamp − reference.time_from_start)."""
+        from control_msgs.msg import JointTrajectoryControllerState
+        from rclpy.qos import QoSProfile, ReliabilityPolicy
+        from rosgraph_msgs.msg import Clock
+        from std_msgs.msg import String
+
+        assert self.stack is not None and self.controllers is not None  # run() checked
+        publisher = self.to_node if through_node else self.to_jtc
+
+        def listeners() -> int:  # of the trajectories JTC gets: JTC's and ours
+            if through_node:
+                return int(self.diagnostics.get("trajectory_out_subscribers", "0"))
+            return publisher.get_subscription_count()
+
+        self.spin_until(lambda: listeners() <= 1, "the previous JTC to leave")
+        node = self.node
+        now = [-1.0, time.monotonic()]  # newest plant stamp (s), when it last advanced
+        starts: list[float] = []  # the real JTC's trajectory start of each controller_state, s
+        saved: list[str] = []
+
+        def on_progress(msg) -> None:
+            t = _stamp_of(msg.clock)
+            if t > now[0]:
+                now[:] = [t, time.monotonic()]
+
+        def on_saved(msg) -> None:
+            saved.append(msg.data)
+
+        def on_state(msg) -> None:
+            tfs = msg.reference.time_from_start
+            starts.append(_stamp(msg) - (tfs.sec + tfs.nanosec * 1e-9))
+
+        latest = QoSProfile(depth=1, reliability=ReliabilityPolicy.BEST_EFFORT)
+        subscriptions = [
+            node.create_subscription(Clock, "/mujoco_sim/progress", on_progress, 10),
+            node.create_subscription(String, "/mujoco_sim/saved", on_saved, 10),
+            node.create_subscription(
+                JointTrajectoryControllerState, f"/{CONTROLLER}/controller_state", on_state, latest
+            ),
+        ]
+        save = node.create_publisher(String, "/mujoco_sim/save", 10)
+        sim = f"mujoco_sim_{name}"
+        try:
+            self.children.start(
+                sim, ["-m", "rnea_ros.sim.sim_node", "--ros-args", "--params-file", str(self.sim_params)]
+            )
+            start_controllers(self.children, self.stack, self.controllers, [BROADCASTER, CONTROLLER])
+            self.spin_until(lambda: listeners() >= 2 and starts, f"{CONTROLLER} to listen")
+            self.spin_for(0.5)  # discovery settles on every side
+            self.jtc_received.clear()
+            holding = starts[-1]  # since activation JTC holds its position: a trajectory from then
+            publisher.publish(self.message(points))
+            self.spin_until(lambda: self.jtc_received, f"the trajectory on {JTC_TOPIC}", 30.0)
+            executed = self._points(self.jtc_received[-1])
+            self.spin_until(lambda: starts[-1] > holding + 5e-4, f"{CONTROLLER} to take the trajectory")
+            begin = starts[-1]
+            end = begin + executed.times[-1] + TAIL
+
+            def done() -> bool:
+                if time.monotonic() - now[1] > STALL:
+                    raise TimeoutError(f"{sim}: simulated time stuck at {now[0]:.3f} s")
+                return now[0] >= end
+
+            self.spin_until(done, f"{sim} to reach {end:.2f} s", 600.0)
+            path = Path(tempfile.mkdtemp(prefix="rnea_jtc_demo_")) / "steps.npz"
+            save.publish(String(data=str(path)))
+            self.spin_until(lambda: saved, f"{sim} to save its steps")
+            if saved[-1].startswith("error"):
+                raise RuntimeError(f"{sim} did not save the run: {saved[-1]}")
+            steps = load(path)
+        finally:
+            for subscription in subscriptions:
+                node.destroy_subscription(subscription)
+            node.destroy_publisher(save)
+            for child in (sim, "ros2_control_node"):
+                if child in self.children.children:
+                    self.children.stop(child)
+        names = [str(n) for n in steps["names"]]
+        index = [names.index(j) for j in ARM]
+        t = steps["stamp_ns"] * 1e-9 - begin
+        keep = t <= executed.times[-1] + TAIL
+        return Run(
+            name,
+            list(ARM),
+            t[keep],
+            steps["q"][keep][:, index],
+            steps["applied"][keep][:, index],
+            executed,
+            steps["qd"][keep][:, index],
+        )
 
     def reject(self, points: Points) -> tuple[bool, str]:
         """Send `points` to the node (on_limit reject): (nothing reached JTC, the diagnostics
@@ -325,7 +484,11 @@ def from_rest(states: list) -> bool:
 
 
 def _stamp(msg) -> float:
-    return msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
+    return _stamp_of(msg.header.stamp)
+
+
+def _stamp_of(stamp) -> float:
+    return stamp.sec + stamp.nanosec * 1e-9
 
 
 def check(summary, rejected_nothing_out: bool) -> list[str]:
@@ -343,6 +506,32 @@ def check(summary, rejected_nothing_out: bool) -> list[str]:
     return failed
 
 
+def implementation(stack: Stack | None, choice: str) -> str:
+    """Which JTC runs, in one line."""
+    if stack is not None:
+        return f"{stack.describe()}: the real joint_trajectory_controller in ros2_control_node"
+    reason = "--controllers simulated" if choice == "simulated" else why_not()
+    return f"simulated: rnea_ros.sim.jtc inside the simulator ({reason})"
+
+
+def controllers_json(stack: Stack | None) -> dict:
+    if stack is None:
+        return {"implementation": "simulated"}
+    return {"implementation": "ros2_control", "prefix": str(stack.prefix), **stack.versions}
+
+
+def agreement_table(numbers: dict[str, dict]) -> str:
+    """The simulated JTC (rnea_ros.sim.jtc) replayed on the real JTC's inputs: per run, the largest
+    per-joint RMS and max |u_real − u_sim|."""
+    lines = ["rnea_ros.sim.jtc on the real JTC's states (same trajectory, gains, times): |u_real - u_sim|"]
+    for name, a in numbers.items():
+        lines.append(
+            f"  run {name:<5} {a['steps']:6d} steps: RMS per joint <= {max(a['rms']):.2e} N m, "
+            f"max <= {max(a['max']):.2e} N m"
+        )
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m rnea_ros.sim.jtc_demo", description=__doc__.split("\n\n")[0]
@@ -354,10 +543,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", help="also write the numbers to this JSON file")
     parser.add_argument("--domain-id", type=int, default=20 + os.getpid() % 80, help="ROS_DOMAIN_ID")
     parser.add_argument("--timeout", type=float, default=900.0, help="wall-clock limit, s")
+    parser.add_argument(
+        "--controllers",
+        choices=CHOICES,
+        default="auto",
+        help="ros2_control: the real joint_trajectory_controller in ros2_control_node; simulated: "
+        "rnea_ros.sim.jtc inside the simulator; auto (default): ros2_control when installed",
+    )
     args = parser.parse_args(argv)
     cast(io.TextIOWrapper, sys.stdout).reconfigure(line_buffering=True)
     if args.duration < 2.0:
         print("--duration must be >= 2 s", file=sys.stderr)
+        return 2
+    try:
+        stack = choose(args.controllers)
+    except RuntimeError as exc:
+        print(exc, file=sys.stderr)
         return 2
     os.environ["ROS_DOMAIN_ID"] = str(args.domain_id)
     os.environ["ROS_LOCALHOST_ONLY"] = "1"
@@ -370,20 +571,22 @@ def main(argv: list[str] | None = None) -> int:
     children = Processes(out / "jtc_demo_logs")
     print(
         f"JTC demo: {urdf_path}\n  multi-sine {args.duration:g} s, JTC gains p {KP} d {KD} (i = 0), "
-        f"physics and JTC at 1 kHz"
+        f"physics and JTC at 1 kHz\n  controllers: {implementation(stack, args.controllers)}"
     )
     started = time.monotonic()
     supervisor = None
     try:
         with tempfile.TemporaryDirectory(prefix="rnea_jtc_demo_") as tmp:
             node_file = _params_file(Path(tmp) / "node.yaml", "trajectory_feedforward", node_parameters(urdf))
-            sim_file = _params_file(Path(tmp) / "sim.yaml", "mujoco_sim", sim_parameters(urdf))
+            sim_values = sim_parameters(urdf) if stack is None else hardware_parameters(urdf)
+            sim_file = _params_file(Path(tmp) / "sim.yaml", "mujoco_sim", sim_values)
+            cm_file = _nodes_file(Path(tmp) / "controllers.yaml", controller_parameters())
             children.start(
                 "trajectory_feedforward",
                 ["-m", "rnea_ros.nodes.trajectory_feedforward", "--ros-args", "--params-file", str(node_file)]
                 + ["-r", f"~/trajectory_out:={JTC_TOPIC}"],
             )
-            supervisor = Supervisor(children, started + args.timeout, sim_file)
+            supervisor = Supervisor(children, started + args.timeout, sim_file, stack, cm_file)
             supervisor.wait_for_node()
             print("  run 1: JTC PID alone (multi-sine straight to JTC)")
             pid = supervisor.run("pid", sine, through_node=False)
@@ -425,8 +628,12 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\nran in {time.monotonic() - started:.1f} s wall\n")
     print(table(summary))
     failed = check(summary, nothing_out)
+    numbers = {**summary.to_dict(), "controllers": controllers_json(stack)}
+    if stack is not None:
+        numbers["agreement"] = {run.name: agreement(run, jtc_gains(), 1e-3) for run in (pid, ff, fast)}
+        print("\n" + agreement_table(numbers["agreement"]))
     if args.json:
-        Path(args.json).write_text(json.dumps({**summary.to_dict(), "failed": failed}, indent=1))
+        Path(args.json).write_text(json.dumps({**numbers, "failed": failed}, indent=1))
     print(
         "\ntargets (RMS ratio >= 10x on every joint, rejected trajectory never reaches JTC, annotated "
         "efforts within limits after slowing down): "

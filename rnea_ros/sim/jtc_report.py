@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from rnea_ros.sim.jtc import Gains, JointTrajectoryController
 from rnea_ros.trajectory.sampling import TrajectorySampler
 
 if TYPE_CHECKING:  # matplotlib is imported where it is used (plot)
@@ -57,6 +58,7 @@ class Run:
     q: np.ndarray  # (N, n) measured, rad
     u: np.ndarray  # (N, n) applied efforts (JTC's command), N m
     points: Points
+    qd: np.ndarray | None = None  # (N, n) measured velocities, rad/s (the real JTC's runs)
 
     @property
     def duration(self) -> float:
@@ -68,6 +70,32 @@ class Run:
         q_d, _ = self.points.desired(self.t[inside])
         error = np.degrees(q_d - self.q[inside])
         return np.sqrt(np.mean(error**2, axis=0)), np.max(np.abs(error), axis=0)
+
+
+def replay(run: Run, gains: Gains, period: float) -> np.ndarray:
+    """The commands (N, n) rnea_ros.sim.jtc gives for the run's measured states at the run's
+    times, the trajectory taken at t = 0 (as the real JTC took it: `run.t` counts from its
+    first sample): the simulated JTC on exactly the real one's inputs. Needs `run.qd`."""
+    assert run.qd is not None, "replay needs the measured velocities"
+    jtc = JointTrajectoryController(len(run.joints), gains, period)
+    jtc.hold(run.q[0])
+    p = run.points
+    jtc.receive(0.0, p.times, p.positions, p.velocities, p.accelerations, p.efforts)
+    return np.array([jtc.update(t, q, qd) for t, q, qd in zip(run.t, run.q, run.qd, strict=True)])
+
+
+def agreement(run: Run, gains: Gains, period: float) -> dict[str, list[float]]:
+    """Per joint, RMS and max |u_real − u_sim| (N m) over the run's steps from the trajectory's
+    start (`replay`)."""
+    assert run.qd is not None, "agreement needs the measured velocities"
+    inside = run.t >= 0
+    sub = Run(run.name, run.joints, run.t[inside], run.q[inside], run.u[inside], run.points, run.qd[inside])
+    diff = sub.u - replay(sub, gains, period)
+    return {
+        "rms": np.sqrt(np.mean(diff**2, axis=0)).tolist(),
+        "max": np.max(np.abs(diff), axis=0).tolist(),
+        "steps": int(diff.shape[0]),
+    }
 
 
 @dataclass

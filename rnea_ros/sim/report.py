@@ -21,6 +21,7 @@ class RealTimeLost(RneaError, RuntimeError):
     far it was off); `recording` holds the run until then when it could be saved."""
 
     recording: Recording | None = None
+    unrecorded: str = ""  # why `recording` is None
 
 
 @dataclass
@@ -122,11 +123,13 @@ def summarize(rec: Recording) -> Summary:
 
 def largest_errors(rec: Recording) -> tuple[float | None, float | None]:
     """The largest |q_des − q| (deg) with the model terms compensated (hold, settling, PD + RNEA)
-    and with PD alone (its window), q_des being the start pose before the first trajectory; None
-    where there is no sample."""
+    and with PD alone, q_des being the start pose before the first trajectory; None where there
+    is no sample. PD alone: from the end of the hold (the demo switches the model terms off once
+    phase 2's trajectory is requested, before it starts) until SETTLE s after its trajectory,
+    when the model has pulled the arm back; nothing before phase 2 was requested (`pd` inf)."""
     desired = np.where(np.isnan(rec.q_des), rec.q[:1], rec.q_des) if rec.q.size else rec.q
     error = np.degrees(np.abs(desired - rec.q)).max(axis=1) if rec.q.size else np.zeros(0)
-    alone = (rec.t >= rec.pd[0]) & (rec.t < rec.pd[1] + SETTLE)  # and until the model pulled it back
+    alone = (rec.t >= rec.hold[1]) & (rec.t < rec.pd[1] + SETTLE) & bool(np.isfinite(rec.pd[0]))
 
     def worst(mask: np.ndarray) -> float | None:
         return float(error[mask].max()) if mask.any() else None

@@ -31,6 +31,7 @@ from rnea_ros.algorithms.dynamics import gravity_torques, mass_matrix
 from rnea_ros.errors import RneaError
 from rnea_ros.model.example_robots import example_urdf_path
 from rnea_ros.model.robot_model import RobotModel
+from rnea_ros.sim.ros2_control import forward_parameters, hardware_urdf
 
 PANDA_ARM = [f"panda_joint{i}" for i in range(1, 8)]
 PANDA_HOME = {
@@ -157,6 +158,7 @@ class Config:
     held: tuple[str, ...] = ()  # the gripper, held by the simulator
     state_delay: float = 0.0  # s, real time only: joint_states delivered this late
     max_phase_lag: float = 0.5  # rad, the node's feedback.max_phase_lag (0: gains unbounded)
+    ros2_control: bool = False  # the real controller manager between simulator and node
 
     @property
     def trajectory(self) -> float:
@@ -235,7 +237,20 @@ def make_config(args: argparse.Namespace) -> Config:
 
 
 def parameters(config: Config) -> dict[str, dict]:
-    """ROS parameters of the three nodes, by node name (also used by launch/demo.launch.py)."""
+    """ROS parameters of the three nodes, by node name (also used by launch/demo.launch.py); with
+    `config.ros2_control` the simulator is the robot behind the real controller manager, whose
+    parameters (config/controllers.yaml's, on the arm's joints) are in too."""
+    params = _node_parameters(config)
+    if config.ros2_control:
+        params["mujoco_sim"].update(
+            controller_type="ros2_control",
+            robot_description=hardware_urdf(config.urdf, config.joints, config.held, config.home),
+        )
+        params.update(forward_parameters(config.joints, config.lockstep))
+    return params
+
+
+def _node_parameters(config: Config) -> dict[str, dict]:
     names = list(config.home)
     return {
         "mujoco_sim": {

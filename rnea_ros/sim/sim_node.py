@@ -23,6 +23,24 @@ physics step u = τ_d + PID(e, ė) with gains `gains.<joint>.p/i/d/i_clamp/ff_ve
 0 by default, as JTC's). The physics starts with the first trajectory (stamp 0: at once). The law
 runs inside every step, so the loop is lock-step by construction: `lockstep` and `answer_topic`
 do not apply, steps are paced in real time.
+
+With `controller_type: ros2_control` no controller is simulated: the real controller manager
+(`ros2_control_node`, rnea_ros.sim.ros2_control) runs them, and this node is the robot behind
+its topic_based_ros2_control hardware. It publishes the URDF it simulates (with the
+`<ros2_control>` block) on /robot_description (transient local), its state on `~/joint_states`
+(position, velocity, effort of every joint), and takes sensor_msgs/JointState commands on
+`~/joint_commands`: the efforts of `joints`, in that order, first in the message (the plugin
+names every joint of its block, efforts only for those with an effort command interface).
+Brakes: the physics starts with the first command that is not all zeros (the controllers send
+zeros until one is active and commanding). In real time (`wall_clock`) the controller manager's
+loop and this one are two 1 kHz loops, as with a robot. In lock-step the controller manager runs
+on this node's /clock (`use_sim_time`: one cycle per /clock step): each step publishes the state,
+then /clock, and waits for the command of that cycle (stamped, on the wall clock, after the
+/clock went out; older ones are stale and dropped) and, once the node on `answer_topic` has
+answered, for its answer to that step (at most ANSWER_PATIENCE; the next cycle carries it to
+the arm). Before the brakes are released /clock advances without physics, one step per command
+of the controller manager (or per `answer_timeout` while none comes), so that it can activate
+its controllers; the state goes out every IDLE_STATE_EVERY steps only.
 """
 
 from __future__ import annotations
@@ -44,18 +62,36 @@ from trajectory_msgs.msg import JointTrajectory
 from rnea_ros.ros.common import DESCRIPTION_QOS, run_node, set_stamp, stamp_ns
 from rnea_ros.ros.parameters import declare
 from rnea_ros.ros.schema import Param, table
-from rnea_ros.sim.answer_pairing import AnswerMatcher
+from rnea_ros.sim.answer_pairing import AnswerMatcher, TickAnswers
 from rnea_ros.sim.jtc import GAIN_NAMES, Gains, JointTrajectoryController
 from rnea_ros.sim.mujoco_arm import COULOMB_MODELS, INTEGRATORS, MujocoArm
 from rnea_ros.sim.step_log import StepLog
 
 PROGRESS_PERIOD = 0.05  # s between two ~/progress messages
 MAX_CATCH_UP = 50  # physics steps a late wall-clock loop catches up at once
+# ros2_control lock-step, brakes on: the state goes out every this many /clock steps only.
+# topic_based_ros2_control takes one state message per cycle from a queue of 5: states sent
+# faster than the controller manager cycles would queue up and be read that many cycles late.
+IDLE_STATE_EVERY = 20
+# ros2_control lock-step: how long a step waits for the node's answer before it goes on without
+# (the controller manager's command then holds the node's previous one), s. Long: a step taken
+# without the answer is a step of the node's loop at a lower rate, which light joints (SO-101's
+# wrist) do not stand many times in a row. Not longer: joint_state_broadcaster's real-time
+# publisher can skip a cycle's /joint_states (the previous one still going out), and then
+# no answer comes (a few times in a 12 s run on a loaded machine).
+ANSWER_PATIENCE = 1.0
+# ros2_control lock-step with a node answering: the wall time between its answer and the next
+# /clock grows by doubling (+ SETTLE_STEP, up to SETTLE_MAX) after each command that reached the
+# controller manager too late for its cycle and halves after each that did not. The forward
+# controller takes the node's command in the controller manager's executor thread, which the
+# real-time loop does not wait for: many late commands in a row would be many steps of the
+# node's loop at a lower rate.
+SETTLE_STEP, SETTLE_MAX = 1e-4, 0.02  # s
 
 # No QoS event handlers: each one is an entity in every wait set, and the loop waits ~2000 times a second.
 LEAN_PUB = PublisherEventCallbacks(use_default_callbacks=False)
 LEAN_SUB = SubscriptionEventCallbacks(use_default_callbacks=False)
-FORWARD, JTC = "forward_command_controller", "joint_trajectory_controller"
+FORWARD, JTC, ROS2_CONTROL = "forward_command_controller", "joint_trajectory_controller", "ros2_control"
 
 
 def _p(name: str, type_: str, default, description: str, **rules) -> Param:
@@ -69,8 +105,9 @@ SIM = table(
             "controller_type",
             "string",
             FORWARD,
-            "the ros2_control controller simulated, on the effort interface",
-            choices=(FORWARD, JTC),
+            "the ros2_control controller simulated, on the effort interface (ros2_control: none, "
+            "the robot behind the real controller manager's topic_based_ros2_control)",
+            choices=(FORWARD, JTC, ROS2_CONTROL),
         ),
         _p(
             "controller_name",
@@ -127,7 +164,8 @@ SIM = table(
             "lockstep",
             "bool",
             False,
-            "forward controller: each step waits for the command answering the previous joint_states",
+            "forward controller or ros2_control: each step waits for the command answering the "
+            "previous joint_states",
         ),
         _p(
             "answer_topic",
@@ -211,7 +249,14 @@ class SimNode(Node):
         self.trajectories = 0
         self.command: np.ndarray | None = None  # last valid command, `joints` order
         self.dropped = {"size": 0, "not_finite": 0}
-        self.matcher = AnswerMatcher()
+        self.hardware = self.p["controller_type"] == ROS2_CONTROL
+        # forward controller: commands paired with answers by their values; ros2_control: answers
+        # by the stamp of the state they answer (rnea_ros.sim.answer_pairing)
+        self.matcher: AnswerMatcher | TickAnswers = TickAnswers() if self.hardware else AnswerMatcher()
+        self.counts = {"stale_commands": 0, "late_commands": 0, "unanswered": 0, "idle_steps": 0}
+        self._tick_sent = 0  # ros2_control lock-step: wall ns just before this step's /clock
+        self._fresh = False  # ros2_control lock-step: the command of this step arrived
+        self._idle_ns = 0  # ros2_control lock-step: /clock before the physics starts
         self.overruns = 0
         self._running = False
         self.clock_pub = (
@@ -221,7 +266,9 @@ class SimNode(Node):
         )
         # Deep enough that a reliable recorder lagging up to 1 s of steps loses nothing; the
         # controller's keep-last-1 subscription still gets only the newest state.
-        self.state_pub = self.create_publisher(JointState, "joint_states", 1000, event_callbacks=LEAN_PUB)
+        self.state_pub = self.create_publisher(
+            JointState, "~/joint_states" if self.hardware else "joint_states", 1000, event_callbacks=LEAN_PUB
+        )
         self.latency_pub = self.create_publisher(
             Float64MultiArray, "~/command_latency", 10, event_callbacks=LEAN_PUB
         )
@@ -242,6 +289,9 @@ class SimNode(Node):
         self._next_progress = 0.0  # monotonic s
         if self.p["robot_description"]:
             self._load(self.p["robot_description"])
+            if self.hardware:  # for the controller manager, as a robot's bring-up publishes it
+                self.description_pub = self.create_publisher(String, "/robot_description", DESCRIPTION_QOS)
+                self.description_pub.publish(String(data=self.p["robot_description"]))
         else:
             self.create_subscription(String, "robot_description", self._on_description, DESCRIPTION_QOS)
             self.get_logger().info("waiting for a URDF on topic robot_description")
@@ -287,10 +337,15 @@ class SimNode(Node):
             self.log = StepLog(list(arm.joint_names))
         if p["wall_clock"] and (p["lockstep"] or p["controller_type"] == JTC):
             raise ValueError("wall_clock needs real time with the forward command controller")
+        if self.hardware and not (p["lockstep"] or p["wall_clock"]):
+            raise ValueError("ros2_control needs lockstep (the controller manager on /clock) or wall_clock")
         if p["state_delay"] > 0 and not self.wall:
             raise ValueError("state_delay needs wall_clock")
         if p["controller_type"] == JTC:
             self._load_jtc(commanded)
+            return
+        if self.hardware:
+            self._load_hardware(commanded)
             return
         topic = f"/{p['controller_name']}/commands"
         self.create_subscription(Float64MultiArray, topic, self._on_command, 10, event_callbacks=LEAN_SUB)
@@ -333,7 +388,52 @@ class SimNode(Node):
             "the first trajectory"
         )
 
+    def _load_hardware(self, commanded: list[str]) -> None:
+        """The robot behind topic_based_ros2_control: its command topic, the answers it waits for."""
+        self.commanded_names = list(commanded)
+        self.create_subscription(
+            JointState, "~/joint_commands", self._on_hardware_command, 10, event_callbacks=LEAN_SUB
+        )
+        if self.p["answer_topic"]:
+            self.create_subscription(
+                JointState, self.p["answer_topic"], self._on_answer, 100, event_callbacks=LEAN_SUB
+            )
+        arm = self.arm
+        assert arm is not None  # _load builds the arm before it calls this
+        mode = "lock-step on its /clock" if self.p["lockstep"] else "real time"
+        self.get_logger().info(
+            f"simulating {arm.nv} joints at {self.p['rate']:g} Hz ({mode}) behind ros2_control: efforts "
+            f"for {commanded} on {self.resolve_topic_name('~/joint_commands')}, state on "
+            f"{self.resolve_topic_name('~/joint_states')}; physics starts with the first command that "
+            "is not all zeros"
+        )
+
     # --- inputs ----------------------------------------------------------------------------
+
+    def _on_hardware_command(self, msg: JointState) -> None:
+        """A command from topic_based_ros2_control (see the module docstring)."""
+        if self.p["lockstep"]:
+            if stamp_ns(msg.header.stamp) <= self._tick_sent:
+                self.counts["stale_commands"] += 1  # computed before this step's /clock went out
+                return
+            self._fresh = True
+        n = len(self.commanded_names)
+        if len(msg.effort) != n or list(msg.name[:n]) != self.commanded_names:
+            self.dropped["size"] += 1
+            self.get_logger().warn(
+                f"command for {list(msg.name[: len(msg.effort)])} dropped: the efforts must be for "
+                f"{self.commanded_names}, in that order",
+                throttle_duration_sec=2.0,
+            )
+            return
+        values = np.asarray(msg.effort, dtype=float)
+        if not np.all(np.isfinite(values)):
+            self.dropped["not_finite"] += 1
+            self.get_logger().warn("command with NaN or Inf dropped", throttle_duration_sec=2.0)
+            return
+        if self.command is None and not np.any(values):
+            return  # brakes on: no controller commands yet
+        self.command = values
 
     def _on_command(self, msg: Float64MultiArray) -> None:
         now = time.perf_counter()
@@ -350,6 +450,7 @@ class SimNode(Node):
             self.get_logger().warn("command with NaN or Inf dropped", throttle_duration_sec=2.0)
             return
         self.command = values
+        assert isinstance(self.matcher, AnswerMatcher)  # this subscription is the forward controller's
         self.matcher.command(msg.data, now)
 
     def _on_trajectory(self, msg: JointTrajectory) -> None:
@@ -413,7 +514,10 @@ class SimNode(Node):
         self.saved_pub.publish(String(data=answer))
 
     def _on_answer(self, msg: JointState) -> None:
-        self.matcher.answer(stamp_ns(msg.header.stamp), msg.effort)
+        if isinstance(self.matcher, TickAnswers):
+            self.matcher.answer(stamp_ns(msg.header.stamp), msg.effort, time.perf_counter(), time.time_ns())
+        else:
+            self.matcher.answer(stamp_ns(msg.header.stamp), msg.effort)
 
     # --- loop ------------------------------------------------------------------------------
 
@@ -423,20 +527,22 @@ class SimNode(Node):
         arm = self.arm
         assert arm is not None  # the loop starts once the arm is built
         if not self.wall:
-            return round(arm.time * 1e9)
+            if self.hardware and not self._running:
+                return self._idle_ns
+            return self.origin_ns + round(arm.time * 1e9)
         if not self._running:
             return time.time_ns()
         return self.origin_ns + round(arm.time * 1e9)
 
     def _publish_state(self) -> int:
-        """Publish /clock and joint_states for the current simulated time; return the stamp (ns)."""
+        """Publish /clock and joint_states for the current simulated time; return the stamp (ns).
+        Behind ros2_control the state goes first: the controller manager's cycle starts with the
+        /clock and reads the newest state."""
         arm = self.arm
         assert arm is not None  # the loop starts once the arm is built
         stamp = self._stamp()
-        if self.clock_pub is not None and not self.wall:
-            clock = Clock()
-            set_stamp(clock.clock, stamp)
-            self.clock_pub.publish(clock)
+        if not self.wall and not self.hardware:
+            self._publish_clock(stamp)
         msg = self.state
         state = (stamp, arm.q.tolist(), arm.qd.tolist(), arm.applied.tolist())
         if self._late is not None:  # state_delay: the newest state at least that old
@@ -450,11 +556,15 @@ class SimNode(Node):
         now = time.perf_counter()
         self.matcher.published(stamp, now)
         self.state_pub.publish(msg)
+        if self.log is not None and self.hardware:
+            self.log.add_sent(stamp, time.time_ns())
         if now > self._next_progress:
             progress = Clock()
             set_stamp(progress.clock, stamp)
             self.progress_pub.publish(progress)
             self._next_progress = now + PROGRESS_PERIOD
+        if not self.wall and self.hardware:
+            self._publish_clock(stamp)
         return stamp
 
     def _ready(self) -> bool:
@@ -466,7 +576,7 @@ class SimNode(Node):
             and self.state_pub.get_subscription_count() >= self.p["start_subscribers"]
         )
         if self._running:
-            self.origin_ns = time.time_ns() if self.wall else 0
+            self.origin_ns = time.time_ns() if self.wall else self._idle_ns
             origin = Clock()
             set_stamp(origin.clock, self.origin_ns)
             self.origin_pub.publish(origin)
@@ -502,7 +612,9 @@ class SimNode(Node):
         """The physics loop, until shutdown."""
         while self.arm is None and rclpy.ok():
             executor.spin_once(timeout_sec=0.1)
-        if self.p["lockstep"] and self.jtc is None:
+        if self.p["lockstep"] and self.hardware:
+            self._run_hardware_lockstep(executor)
+        elif self.p["lockstep"] and self.jtc is None:
             self._run_lockstep(executor)
         else:
             self._run_real_time(executor)
@@ -526,6 +638,75 @@ class SimNode(Node):
             if time.perf_counter() > next_latency:
                 self._publish_latency()
                 next_latency += 0.5
+
+    def _run_hardware_lockstep(self, executor: SingleThreadedExecutor) -> None:
+        """Lock-step behind ros2_control (module docstring): state, /clock, the controller
+        manager's command of this cycle (waiting, /clock sent again after each `answer_timeout`)
+        and the node's answer (at most ANSWER_PATIENCE), step; before the brakes are released,
+        no physics and no more than `answer_timeout` per /clock step."""
+        timeout = self.p["answer_timeout"]
+        next_latency = time.perf_counter() + 0.5
+        previous: int | None = None  # stamp of the previous step
+        settle = 0.0  # s after the node's answer before the next /clock (see below)
+        while rclpy.ok():
+            self._fresh = False
+            self._tick_sent = time.time_ns()
+            if self._running or self.counts["idle_steps"] % IDLE_STATE_EVERY == 0:
+                stamp = self._publish_state()
+            else:  # at rest: the controller manager has the state (and must not queue it up)
+                stamp = self._stamp()
+                self._publish_clock(stamp)
+            if not self._running:  # the command of this cycle, or a timeout (no controller manager yet)
+                deadline = time.perf_counter() + timeout
+                while not self._fresh and time.perf_counter() < deadline and rclpy.ok():
+                    executor.spin_once(timeout_sec=max(0.0, deadline - time.perf_counter()))
+                if not (self._fresh and self._ready()):
+                    self._idle_ns += round(1e9 / self.p["rate"])
+                    self.counts["idle_steps"] += 1
+                    continue
+            else:
+                deadline = time.perf_counter() + timeout
+                while not self._fresh and rclpy.ok():
+                    executor.spin_once(timeout_sec=max(0.0, deadline - time.perf_counter()))
+                    if not self._fresh and time.perf_counter() >= deadline:
+                        self._publish_clock(stamp)  # in case the controller manager missed it
+                        deadline = time.perf_counter() + timeout
+                if not rclpy.ok():
+                    break
+                late = self._check_answer(previous)
+                answers = self.matcher
+                if isinstance(answers, TickAnswers) and answers.seen:
+                    deadline = time.perf_counter() + ANSWER_PATIENCE
+                    while not answers.answered(stamp) and time.perf_counter() < deadline and rclpy.ok():
+                        executor.spin_once(timeout_sec=max(0.0, deadline - time.perf_counter()))
+                    if not answers.answered(stamp):
+                        self.counts["unanswered"] += 1
+                    # the answer went to the controller manager too: give its executor time to
+                    # take it before the next cycle, more while commands come late
+                    settle = min(2.0 * settle + SETTLE_STEP, SETTLE_MAX) if late else 0.5 * settle
+                    _spin_for(executor, settle)
+            previous = stamp
+            self._step()
+            if time.perf_counter() > next_latency:
+                self._publish_latency()
+                next_latency += 0.5
+
+    def _check_answer(self, previous: int | None) -> bool:
+        """Whether the command is not the node's answer to the previous step (it reached the
+        controller manager after this cycle began: the command before it went out again);
+        counted."""
+        if previous is None or not isinstance(self.matcher, TickAnswers) or self.command is None:
+            return False
+        answer = self.matcher.values(previous)
+        late = answer is not None and answer != tuple(self.command.tolist())
+        self.counts["late_commands"] += late
+        return late
+
+    def _publish_clock(self, stamp: int) -> None:
+        if self.clock_pub is not None:
+            clock = Clock()
+            set_stamp(clock.clock, stamp)
+            self.clock_pub.publish(clock)
 
     def _run_real_time(self, executor: SingleThreadedExecutor) -> None:
         """Step and publish every 1/rate s of wall time with the last command received."""
@@ -591,9 +772,10 @@ def _spin(node: SimNode) -> None:
         node.run(executor)
     finally:
         if node.arm is not None:
+            counts = f", {node.counts}" if node.hardware else ""
             node.get_logger().info(
                 f"stopped at t = {node.arm.time:.3f} s; dropped commands {node.dropped}, "
-                f"overruns {node.overruns}"
+                f"overruns {node.overruns}{counts}"
             )
         executor.shutdown()
 

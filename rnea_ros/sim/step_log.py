@@ -5,7 +5,8 @@ controller in real time cannot spare.
 Saved as one .npz: `stamp_ns` (int64, the joint_states stamp of each step's state), `t` (plant
 time since the physics started, s), `q`, `qd`, `applied` (steps × joints, rad, rad/s, N m; the
 effort applied over the step that *starts* at that state), `names` (joint names) and `latency`
-(s, every state → command latency the simulator paired, in pairing order).
+(s, every state → command latency the simulator paired, in pairing order), `sent_stamp_ns` and
+`sent_wall_ns` (int64: the stamp of each state published, and the wall clock when it went out).
 """
 
 from __future__ import annotations
@@ -28,10 +29,15 @@ class StepLog:
         self._n = CHUNK  # rows used in the last block (full: a new one is needed)
         self._width = 1 + 3 * len(names)
         self._latencies = array("d")  # s
+        self._sent = array("q")  # stamp, wall ns of each published state, interleaved
 
     def add_latencies(self, samples: list[float]) -> None:
         """State → command latencies (s) paired since the last call."""
         self._latencies.extend(samples)
+
+    def add_sent(self, stamp_ns: int, wall_ns: int) -> None:
+        """A state stamped `stamp_ns` was published at wall clock `wall_ns`."""
+        self._sent.extend((stamp_ns, wall_ns))
 
     def __len__(self) -> int:
         return max(0, (len(self._blocks) - 1) * CHUNK + self._n) if self._blocks else 0
@@ -62,6 +68,8 @@ class StepLog:
             "applied": rows[:, 1 + 2 * n :],
             "names": np.array(self.names),
             "latency": np.frombuffer(self._latencies, dtype=float).copy(),
+            "sent_stamp_ns": np.frombuffer(self._sent, dtype=np.int64)[0::2].copy(),
+            "sent_wall_ns": np.frombuffer(self._sent, dtype=np.int64)[1::2].copy(),
         }
 
     def save(self, path: str | Path) -> Path:

@@ -118,6 +118,7 @@ class Supervisor:
         self.executor.add_node(node)
         self.now = -1.0  # latest simulated time, s
         self._advanced = time.monotonic()
+        self.lost = False  # real time was lost: no more checks (the run is being read)
 
     def _hold_home(self, acked: bool = True) -> None:
         """Send the node a one-point trajectory at the configured home pose, so that its PD holds
@@ -173,7 +174,7 @@ class Supervisor:
         self.terms[term].append((stamp_ns(msg.header.stamp), msg.effort))
 
     def _on_latency(self, msg: Float64MultiArray) -> None:
-        if self.config.lockstep or self.now < GRACE:
+        if self.config.lockstep or self.lost or self.now < GRACE:
             return
         self._window.append((self.now, list(msg.data)))
         while self._window and self._window[0][0] < self.now - WINDOW:
@@ -289,10 +290,12 @@ class Supervisor:
         try:
             return self._phases()
         except RealTimeLost as exc:
+            self.lost = True  # reading the run spins on: a late batch must not raise again
             try:
                 exc.recording = self.recording(*self.windows)
-            except (RuntimeError, TimeoutError, ValueError):
+            except (RuntimeError, TimeoutError, ValueError) as why:
                 exc.recording = None
+                exc.unrecorded = str(why)
             raise
 
     def _phases(self) -> Recording:

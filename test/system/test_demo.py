@@ -1,7 +1,10 @@
 """The closed-loop demo end to end: `python -m rnea_ros.demo` as a real process tree (simulator,
 inverse_dynamics node, trajectory source, each its own process, over DDS) on three arms: the
 Panda, xArm7 (URDF damping 2-10 N m s/rad and 1 N m friction on every joint) and SO-101 (a 5-joint
-chain of light joints with a held gripper).
+chain of light joints with a held gripper). Between simulator and node the real controller manager
+(ros2_control_node, joint_state_broadcaster, the effort forward_command_controller) when
+ros2_control is installed (`--controllers auto`, as `make demo` runs it); the Panda's lock-step run
+also with each implementation named (`--controllers ros2_control` / `simulated`).
 
 The runs are lock-step (every physics step waits for the command answering the previous
 joint_states) and on simulated time, so their numbers do not depend on how fast or loaded the
@@ -22,6 +25,7 @@ from pathlib import Path
 
 import psutil
 import pytest
+from control_stack import implementation, require_stack
 from domains import domain
 from paths import REPO
 
@@ -29,6 +33,8 @@ from rnea_ros.ros.processes import die_with_parent
 
 DOMAIN = domain(1)  # not this pytest process's own domain (test/support/domains.py)
 CHILDREN = {"rnea_ros.nodes.inverse_dynamics", "rnea_ros.sim.sim_node", "rnea_ros.nodes.multisine_trajectory"}
+CONTROLLER_MANAGER = "ros2_control_node"  # its process, with the real controllers
+SPAWNER = "controller_manager/spawner"
 
 
 def demo(tmp: Path, *args: str, lockstep: bool = True) -> list[str]:
@@ -43,7 +49,7 @@ def leftovers() -> list[psutil.Process]:
     found = []
     for proc in psutil.process_iter(["cmdline"]):
         cmd = " ".join(proc.info["cmdline"] or [])
-        if any(m in cmd for m in CHILDREN):
+        if any(m in cmd for m in (*CHILDREN, CONTROLLER_MANAGER, SPAWNER)):
             try:
                 if proc.environ().get("ROS_DOMAIN_ID") == str(DOMAIN):
                     found.append(proc)
@@ -52,18 +58,28 @@ def leftovers() -> list[psutil.Process]:
     return found
 
 
-def test_lockstep_closed_loop_meets_the_targets_and_writes_the_plot(tmp_path: Path) -> None:
-    """12 simulated seconds: hold 5 s, then two 2 s multi-sines (PD alone, PD + RNEA)."""
+@pytest.mark.parametrize("controllers", ["ros2_control", "simulated"])
+def test_lockstep_closed_loop_meets_the_targets_and_writes_the_plot(tmp_path: Path, controllers: str) -> None:
+    """12 simulated seconds: hold 5 s, then two 2 s multi-sines (PD alone, PD + RNEA), on the real
+    controller manager and on the simulator's own forward controller; each says which ran."""
+    if controllers == "ros2_control":
+        require_stack()
     summary = tmp_path / "summary.json"
     run = subprocess.run(
-        demo(tmp_path, "--duration", "12", "--json", str(summary)),
-        capture_output=True, text=True, timeout=300,
+        demo(tmp_path, "--duration", "12", "--json", str(summary), "--controllers", controllers),
+        capture_output=True, text=True, timeout=400,
     )  # fmt: skip
     out = run.stdout + run.stderr
     assert run.returncode == 0, out
     assert "targets (" in out and "all met" in out, out
     s = json.loads(summary.read_text())
     assert s["failed"] == []
+    assert s["controllers"]["implementation"] == controllers
+    if controllers == "ros2_control":
+        assert "controllers: ros2_control (controller_manager 4.46.0" in out, out
+        assert s["controllers"]["controller_manager"] == "4.46.0"
+    else:
+        assert "controllers: simulated: the simulator's own effort forward command controller" in out, out
     assert s["joints"] == [f"panda_joint{i}" for i in range(1, 8)]
     assert s["hold_seconds"] == pytest.approx(5.0)
     # every joint_states of the hold (5 s at 1 kHz) and of both 2 s trajectories was recorded
@@ -101,6 +117,7 @@ def test_real_time_run_meets_the_targets_or_stops_early_and_never_lets_the_arm_s
         assert "all met" in out and s["failed"] == [], out
         assert max(s["max_ff"]) < 1.0 and max(s["max_pd"]) < 30.0
         assert 0 < s["latency_ms"]["count"] <= s["states"]
+        assert s["controllers"]["implementation"] == implementation()
     else:
         assert "did not keep real time" in out and "--lockstep" in out, out
         # with the model compensated the arm stays near its target (PD alone sags by design)
@@ -124,6 +141,7 @@ def test_lockstep_closed_loop_meets_the_targets_on_other_arms(tmp_path: Path, ar
     assert run.returncode == 0, out
     s = json.loads(summary.read_text())
     assert s["failed"] == [] and len(s["joints"]) == joints
+    assert s["controllers"]["implementation"] == implementation()
     assert min(s["improvement"]) >= 10.0 and max(s["max_ff"]) < 1.0 and max(s["drift"]) < 0.1
     assert s["guard_trips"] == 0 and s["faded"] == []
     assert "friction runaway guard: 0 trips" in out
@@ -171,10 +189,13 @@ class Demo:
             raise AssertionError(f"no '{text}' from the demo:\n{self.output}") from None
 
     def start(self) -> None:
-        """Wait (bounded) until the loop runs; note the three child processes."""
+        """Wait (bounded) until the loop runs; note the child processes (the three nodes, and the
+        controller manager with the real controllers; the spawner has ended by then)."""
         self.wait_for("loop running")
         self.children = psutil.Process(self.proc.pid).children(recursive=True)
-        assert {next(m for m in CHILDREN if m in " ".join(c.cmdline())) for c in self.children} == CHILDREN
+        expected = CHILDREN | ({CONTROLLER_MANAGER} if implementation() == "ros2_control" else set())
+        markers = [*CHILDREN, CONTROLLER_MANAGER]
+        assert {next(m for m in markers if m in " ".join(c.cmdline())) for c in self.children} == expected
 
     def finish(self, timeout: float) -> int:
         code = self.proc.wait(timeout)
@@ -264,22 +285,33 @@ def _load_launch_file(monkeypatch):
     return module
 
 
-def test_demo_launch_file_starts_the_same_nodes_as_the_demo(monkeypatch) -> None:
+@pytest.mark.parametrize("controllers", ["simulated", "ros2_control"])
+def test_demo_launch_file_starts_the_same_nodes_as_the_demo(monkeypatch, controllers: str) -> None:
     """The launch file's three nodes get the parameters `python -m rnea_ros.demo` uses, run
-    executables that setup.py installs, and the supervisor ends the launch."""
+    executables that setup.py installs, and the supervisor ends the launch; with ros2_control
+    also ros2_control_node (the demo's controller parameters) and the spawner, in the stack's
+    environment."""
+    import yaml
+
     from rnea_ros.sim.demo import argument_parser
     from rnea_ros.sim.scenario import make_config, parameters
 
+    stack = require_stack() if controllers == "ros2_control" else None
     module = _load_launch_file(monkeypatch)
     description = module.generate_launch_description()
     actions = description.args[0]
     declared = {a.args[0]: a.kwargs["default_value"] for a in actions[:-1]}
     assert declared == {k: v[0] for k, v in module.ARGUMENTS.items()}
-    context = {**declared, "lockstep": "true", "duration": "20"}
-    inverse_dynamics, trajectory, simulator, supervisor, finished = actions[-1].kwargs["function"](context)
+    context = {**declared, "lockstep": "true", "duration": "20", "controllers": controllers}
+    launched = actions[-1].kwargs["function"](context)
+    inverse_dynamics, trajectory, simulator = launched[:3]
+    supervisor, finished = launched[-2:]
 
-    argv = ["--duration", "20", "--hold", "5", "--seed", "0", "--out", "out", "--lockstep"]
-    expected = parameters(make_config(argument_parser().parse_args(argv)))
+    argv = ["--duration", "20", "--hold", "5", "--seed", "0", "--out", "out", "--controllers", controllers]
+    argv.append("--lockstep")
+    config = make_config(argument_parser().parse_args(argv))
+    config.ros2_control = stack is not None
+    expected = parameters(config)
     setup = (REPO / "setup.py").read_text()
     for node in (inverse_dynamics, trajectory, simulator):
         kw = node.kwargs
@@ -296,3 +328,16 @@ def test_demo_launch_file_starts_the_same_nodes_as_the_demo(monkeypatch) -> None
     handler = finished.args[0]
     assert handler.kwargs["target_action"] is supervisor
     assert type(handler.kwargs["on_exit"][0].kwargs["event"]).__name__ == "Shutdown"
+    if stack is None:
+        assert len(launched) == 5
+        return
+    manager, spawner = launched[3:5]
+    assert manager.kwargs["cmd"][:3] == [str(stack.node), "--ros-args", "--params-file"]
+    sections = yaml.safe_load(Path(manager.kwargs["cmd"][3]).read_text())
+    assert {k: v["ros__parameters"] for k, v in sections.items()} == {
+        k: expected[k] for k in ("controller_manager", "effort_controller")
+    }
+    assert sections["controller_manager"]["ros__parameters"]["use_sim_time"] is True  # lock-step
+    assert "joint_state_broadcaster" in spawner.kwargs["cmd"] and "effort_controller" in spawner.kwargs["cmd"]
+    for action in (manager, spawner):
+        assert f"{stack.prefix}/lib" in action.kwargs["env"]["LD_LIBRARY_PATH"].split(":")

@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
+from control_stack import implementation, require_stack
 from rclpy.qos import ReliabilityPolicy
 from ros_install import BIN, REPO, Background, bash, ros2, ros2_retry
 from std_msgs.msg import String
@@ -26,6 +27,8 @@ from std_msgs.msg import String
 from rnea_ros import RobotModel, rnea
 from rnea_ros.algorithms.dynamics import link_pose
 from rnea_ros.model.example_robots import example_urdf_path
+from rnea_ros.sim.ros2_control import hardware_urdf, sourced
+from rnea_ros.sim.scenario import PANDA_ARM, PANDA_HOME, write_parameters
 from rnea_ros.testing.rosgraph import FRICTION_OFF, Driver
 
 DEMO_TIMEOUT = 900.0  # s: the lock-step demo of 12 simulated seconds (a few minutes when loaded)
@@ -59,7 +62,8 @@ README_LINES = {
     "ros2 topic pub --once /inverse_dynamics/payload": "test_wrenches_and_payload_by_message",
     "ros2 run rnea_ros inverse_dynamics_lifecycle_node --ros-args": "test_managed_node_as_the_readme_runs_it",
     "ros2 lifecycle set /inverse_dynamics ": "test_managed_node_as_the_readme_runs_it",
-    "ros2 run controller_manager spawner": "real robot only: ros2_control is not here",
+    "ros2 run controller_manager spawner": "test_ros2_control_lines_as_the_readme_runs_them",
+    "ros2 control list_controllers": "test_ros2_control_lines_as_the_readme_runs_them",
     "ros2 bag record": "real robot only: rosbag2 is not here",
     "ros2 run rnea_ros multisine_trajectory": "real robot only: the excitation of a real arm",
     "ros2 topic pub --once /multisine_trajectory/start": "real robot only: starts a real arm's excitation",
@@ -369,6 +373,124 @@ class TestInverseDynamicsLaunch:
             param(ros_env, "set", NODE, "ee_wrench_frame", "root")
 
 
+@contextlib.contextmanager
+def panda_on_ros2_control(env: dict[str, str], tmp: Path, controllers: Path) -> Iterator[Background]:
+    """The Panda as a robot for ros2_control: mujoco_sim (real time) behind topic_based_ros2_control,
+    its URDF on /robot_description, and `ros2 run controller_manager ros2_control_node` with the
+    parameter file `controllers` (one of config/), as a bring-up starts them."""
+    urdf = hardware_urdf(
+        PANDA.read_text(), PANDA_ARM, ["panda_finger_joint1", "panda_finger_joint2"], PANDA_HOME
+    )
+    sim = {
+        "robot_description": urdf,
+        "controller_type": "ros2_control",
+        "joints": PANDA_ARM,
+        "initial_joints": list(PANDA_HOME),
+        "initial_positions": list(PANDA_HOME.values()),
+        "wall_clock": True,
+        "publish_clock": False,
+    }
+    params = write_parameters({"mujoco_sim": sim}, tmp / "sim.yaml")
+    plant = Background(
+        [str(BIN / "python"), "-m", "rnea_ros.sim.sim_node", "--ros-args", "--params-file", str(params)],
+        env,
+        tmp / "sim.log",
+    )
+    manager = Background(
+        [
+            str(BIN / "ros2"),
+            "run",
+            "controller_manager",
+            "ros2_control_node",
+            "--ros-args",
+            "--params-file",
+            str(controllers),
+        ],
+        env,
+        tmp / "ros2_control_node.log",
+    )
+    try:
+        yield manager
+    finally:
+        manager.stop()
+        plant.stop()
+
+
+def test_ros2_control_lines_as_the_readme_runs_them(
+    ros_env: dict[str, str], ros2_daemon: None, tmp_path: Path
+) -> None:
+    """config/controllers.yaml and config/controllers_jtc.yaml loaded by the real controller
+    manager (the simulated Panda as its robot), and the README's and docs' `ros2 run
+    controller_manager spawner ...` and `ros2 control list_controllers` lines as written: every
+    controller they name is loaded with its type and active, and the README's effort controller
+    carries a command to the robot unchanged. Skips without ros2_control."""
+    stack = require_stack()
+    env = sourced(stack.setup, ros_env) if stack.setup is not None else dict(ros_env)
+    lines = readme_ros2_lines()
+    listing = next(line for line in lines if line.startswith("ros2 control list_controllers"))
+    for config, controller, type_ in (
+        ("controllers.yaml", "effort_controller", "forward_command_controller/ForwardCommandController"),
+        (
+            "controllers_jtc.yaml",
+            "joint_trajectory_controller",
+            "joint_trajectory_controller/JointTrajectoryController",
+        ),
+    ):
+        spawn = next(
+            line
+            for line in lines
+            if line == f"ros2 run controller_manager spawner joint_state_broadcaster {controller}"
+        )
+        folder = tmp_path / controller
+        folder.mkdir()
+        with panda_on_ros2_control(env, folder, REPO / "config" / config) as manager:
+            out = run_readme_line(env, spawn, REPO)
+            assert f"Configured and activated {controller}" in out, out + manager.output()[-3000:]
+            out = run_readme_line(env, listing, REPO)
+            assert re.search(rf"{controller}\s+{type_}\s+active", out), out
+            broadcaster = r"joint_state_broadcaster\s+joint_state_broadcaster/JointStateBroadcaster\s+active"
+            assert re.search(broadcaster, out), out
+            if controller == "effort_controller":
+                assert_commands_reach_the_robot(f"/{controller}/commands")
+            else:
+                got = param(env, "get", f"/{controller}", "gains.panda_joint4.p")
+                assert "Double value is: 100.0" in got, got  # the file's gains, loaded
+
+
+def assert_commands_reach_the_robot(topic: str) -> None:
+    """Efforts published on the forward controller's topic come back, unchanged, as the effort
+    the simulator applies (its ~/joint_states), within 60 s."""
+    import rclpy
+    from rclpy.executors import SingleThreadedExecutor
+    from rclpy.node import Node
+    from sensor_msgs.msg import JointState
+    from std_msgs.msg import Float64MultiArray
+
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    node = Node("readme_effort_probe", context=context)
+    executor = SingleThreadedExecutor(context=context)
+    executor.add_node(node)
+    command = [0.5, -0.25, 0.125, 1.0, -0.5, 0.25, -0.125]  # N m, panda_joint1..7
+    applied: list[list[float]] = []
+
+    def on_state(msg: JointState) -> None:
+        applied.append([msg.effort[list(msg.name).index(j)] for j in PANDA_ARM])
+
+    node.create_subscription(JointState, "/mujoco_sim/joint_states", on_state, 10)
+    publisher = node.create_publisher(Float64MultiArray, topic, 10)
+    try:
+        end = time.monotonic() + 60.0
+        while not (applied and applied[-1] == command):
+            assert time.monotonic() < end, f"the robot applies {applied[-1:]}, not {command}"
+            publisher.publish(Float64MultiArray(data=command))
+            executor.spin_once(timeout_sec=0.05)
+    finally:
+        executor.shutdown()
+        node.destroy_node()
+        rclpy.try_shutdown(context=context)
+
+
 def test_run_node_with_the_package_params_file(ros_env: dict[str, str], tmp_path: Path) -> None:
     """The README's `ros2 run` line as written (bash, `$(ros2 pkg prefix …)`), the URDF from the
     robot_description topic (latched, as robot_state_publisher publishes it)."""
@@ -509,8 +631,9 @@ def test_launch_urdf_file_passes_any_urdf_as_text(ros_env: dict[str, str], tmp_p
 
 def test_demo_launch_prints_its_table(ros_env: dict[str, str], tmp_path: Path) -> None:
     """`ros2 launch rnea_ros demo.launch.py` in lock-step (every physics step waits for its
-    command: deterministic whatever the load) for 12 simulated seconds: it prints its table and
-    meets its targets, and the launch ends when the demo does."""
+    command: deterministic whatever the load) for 12 simulated seconds, on the real controllers
+    when ros2_control is installed: it prints its table and meets its targets, and the launch
+    ends when the demo does."""
     args = ("lockstep:=true", "duration:=12", "plot:=false", f"out:={tmp_path}")
     proc = launch(ros_env, tmp_path, "demo.launch.py", *args)
     try:
@@ -521,4 +644,5 @@ def test_demo_launch_prints_its_table(ros_env: dict[str, str], tmp_path: Path) -
     assert "PD + RNEA" in out and "hold drift" in out, out[-4000:]
     assert "ran 12 s simulated" in out and "(lock-step" in out, out[-4000:]
     assert "all met" in out, out[-4000:]
+    assert f"controllers: {implementation()}" in out, out[-4000:]  # the real ones when installed
     assert code == 0, out[-4000:]

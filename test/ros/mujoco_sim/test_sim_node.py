@@ -302,8 +302,11 @@ def test_sim_runs_joint_trajectory_controller_with_effort_feedforward(tmp_path, 
             if start_ns is None:
                 if np.allclose(applied, g, rtol=0, atol=1e-12):
                     continue  # the old trajectory
-                # first step of the new one: ends at s = start + dt; τ_d(s) = g + delta · dt
-                start_ns = _stamp_of(msg) - 1_000_000
+                # the first step of the new one seen (a probe far behind on a busy machine may
+                # have lost a few before): it ends k steps after the start, τ_d = g + delta · k dt
+                steps = float(np.median((applied - g) / delta)) / 1e-3
+                assert steps == pytest.approx(round(steps), abs=1e-6) and round(steps) >= 1, steps
+                start_ns = _stamp_of(msg) - round(steps) * 1_000_000
             s = (_stamp_of(msg) - start_ns) * 1e-9
             np.testing.assert_allclose(applied, g + delta * min(s, 1.0), rtol=0, atol=1e-9)
         assert start_ns is not None, "the new trajectory never took over"

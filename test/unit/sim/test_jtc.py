@@ -72,8 +72,8 @@ def test_hold_before_any_trajectory_and_after_the_last_point() -> None:
 
 def test_a_first_point_in_the_future_is_joined_from_the_measured_state() -> None:
     """Received at t = 1 for a start at 1.5 (first point at 0 s from it): the spline joins the
-    measured state at 1 to the first point at 1.5, τ_d goes linearly from the last one commanded
-    (0 while holding) to the first point's."""
+    measured state at 1 to the first point at 1.5, τ_d goes linearly from the last command (0:
+    none yet) to the first point's."""
     c = controller()
     c.hold(np.zeros(2))
     c.receive(1.5, [0.0, 1.0], [[0.2, 0.1], DELTA], np.zeros((2, 2)), None, [E0, E1])
@@ -88,6 +88,26 @@ def test_a_first_point_in_the_future_is_joined_from_the_measured_state() -> None
     np.testing.assert_allclose(q_first, [0.2, 0.1], atol=1e-12)
     np.testing.assert_allclose(qd_first, 0.0, atol=1e-12)
     np.testing.assert_allclose(tau_first, E0, atol=1e-12)
+
+
+def test_a_joined_new_goal_starts_its_effort_from_the_last_whole_command() -> None:
+    """While a trajectory runs, a new one whose first point is 0.5 s ahead: τ_d over the join
+    starts from the last command u (PID included, as JTC's current state takes `effort` from its
+    effort command interface), not from the last τ_d; without efforts in the points it is 0 (JTC
+    interpolates efforts only between points that both carry them). test_ros2_control_jtc.py
+    checks the same on the real JTC."""
+    for efforts in ([E0, E1], None):
+        c = controller()
+        send(c, start=0.0)
+        q, qd = np.array([0.1, -0.3]), np.array([0.2, 0.1])
+        last = c.update(0.5, q, qd)  # mid-way: e, ė and τ_d all non-zero
+        _, _, tau_last = c.active.sample(0.5 + DT)
+        assert np.all(np.abs(last - tau_last) > 0.1)  # the command is more than its feedforward
+        c.receive(1.0, [0.0, 1.0], [[0.2, 0.1], DELTA], np.zeros((2, 2)), None, efforts)
+        c.update(0.5 + DT, q, qd)  # takes the new goal: joined from here to its first point at 1.0
+        _, _, tau = c.active.sample((0.5 + DT + 1.0) / 2)  # half-way through the join
+        expected = 0.5 * (last + E0) if efforts is not None else np.zeros(2)
+        np.testing.assert_allclose(tau, expected, rtol=0, atol=1e-12)
 
 
 def test_a_new_trajectory_replaces_the_running_one_at_the_next_update() -> None:
