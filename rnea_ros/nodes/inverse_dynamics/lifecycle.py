@@ -115,12 +115,8 @@ class InverseDynamicsLifecycleNode(LifecycleNodeMixin, InverseDynamicsNode):
         elif params["compensate.gravity"]:
             gravity = self._imu.latest(params)  # gravity_source imu_*: the base's newest
             tau = gravity_torques(cycle.model, state[0], gravity=gravity)
-        limit = cycle.model.effort_limit * params["effort_limit_scale"]
-        hold = np.clip(tau, -limit, limit)[cycle.output]
-        if not np.all(np.isfinite(hold)):
+        if self._send(cycle, tau) is None:  # the output stage: limits and effort_unit, as every command
             return
-        self._command.data = hold.tolist()
-        self._effort_pub.publish(self._command)
         self.get_logger().info("inactive: published one gravity-only hold command, then stopped commanding")
 
     def _entities(self) -> dict[str, set]:

@@ -577,14 +577,10 @@ class InverseDynamicsNode(Node):
         except ValueError as exc:
             self._drop("not_finite", f"joint_states not used: {exc}")
             return
+        total = self._send(cycle, efforts.total)  # first: the robot waits
+        if total is None:
+            return
         out = None if cycle.output_is_model_order else cycle.output
-        total = efforts.total if out is None else efforts.total[out]
-        if cycle.units is not None:  # effort_unit: the clamped joint torque in each joint's unit
-            total = cycle.units.command(total)
-        command = self._command_bytes.bytes_for(total)
-        if command is None:
-            self._command.data = self._command_data.filled(total)
-        self._effort_pub.publish(self._command if command is None else command)  # first: the robot waits
         names = cycle.output_names
         if self._listened:
             terms = efforts.terms
@@ -613,6 +609,21 @@ class InverseDynamicsNode(Node):
             cache = loaded.cache
             fresh = cache.effort_stamp == cache.stamp
             self._contact.cycle(cycle, self._params, q, qd, cache.effort, fresh, msg.header, stamp)
+
+    def _send(self, cycle: CycleModel, tau: np.ndarray) -> np.ndarray | None:
+        """Publish the command for joint torques `tau` (model order) on ~/effort_commands: the one
+        place a command leaves the node (cycles, the lifecycle hold), through the output stage
+        `cycle.command` (output order, effort limit × effort_limit_scale, effort_unit). The values
+        sent (the stage's workspace), or None when not finite: nothing is sent then."""
+        values = cycle.command(tau)
+        if values is None:
+            self._drop("not_finite", "the command is not finite: not published")
+            return None
+        command = self._command_bytes.bytes_for(values)
+        if command is None:
+            self._command.data = self._command_data.filled(values)
+        self._effort_pub.publish(self._command if command is None else command)
+        return values
 
     def _fresh(self, stamp: int, now_ns: int, timeout: float) -> bool:
         """Whether a joint_states stamp is within the timeout of the node clock (else dropped)."""

@@ -157,6 +157,45 @@ def test_configure_fails_with_a_bad_description_and_the_node_stays_unconfigured(
     assert "configure failed: robot_description" in output and "Traceback" not in output, output
 
 
+def test_the_hold_goes_out_in_effort_unit_as_every_command(tmp_path) -> None:
+    """effort_unit current (G 100, K_t 0.1 N m/A): the cycle's commands and the hold on deactivate
+    are both the clamped joint torque / (G K_t), in amps (the hold once went out in N m)."""
+    panda = example_urdf_path("panda").read_text()
+    model = RobotModel.from_urdf(panda, tip_link="panda_hand")
+    names = list(model.joint_names)
+    params = {
+        "robot_description": panda, "tip_link": "panda_hand", "effort_unit": ["current"],
+        "gearing.ratio": [100.0], "gearing.torque_constant": [0.1], "joint_states_timeout": 0.5,
+        **FRICTION_OFF,
+    }  # fmt: skip
+    proc = start_node(tmp_path, params, module="rnea_ros.nodes.inverse_dynamics.lifecycle")
+    amps = 1.0 / (100.0 * 0.1)
+    driver = Driver("lifecycle_units_driver", dict(zip(names, model.effort_limit * amps, strict=True)))
+    try:
+        assert change(driver, Transition.TRANSITION_CONFIGURE) and change(driver, Transition.TRANSITION_ACTIVATE)
+        q = np.array([0.3, -0.6, 0.2, -2.2, 0.1, 1.7, 0.4])
+        qd = np.array([0.1, -0.2, 0.3, 0.1, -0.1, 0.2, 0.0])
+        got = driver.command_for(driver.state(names, q, qd))
+        limit = model.effort_limit
+        want = np.clip(rnea(model, q, qd, np.zeros(7)), -limit, limit) * amps
+        assert got is not None and np.allclose(got, want, atol=1e-9)
+        driver.spin(0.2)
+        before = len(driver.commands)
+        assert change(driver, Transition.TRANSITION_DEACTIVATE)
+        end = time.monotonic() + 5
+        while len(driver.commands) == before and time.monotonic() < end:
+            driver.spin(0.05)
+        assert len(driver.commands) == before + 1
+        hold = np.array(driver.commands[-1][1])
+        want_hold = np.clip(gravity_torques(model, q), -limit, limit) * amps
+        assert np.allclose(hold, want_hold, atol=1e-9), (hold, want_hold)
+        assert abs(hold[3]) < 3.0  # panda_joint4: about 2 A, not its ~20 N m sent as amps
+    finally:
+        driver.close()
+        output = stop(proc)
+    assert "Traceback" not in output, output
+
+
 def ros2_command() -> list[str] | None:
     """The ros2 command of this venv (ROS 2 Jazzy's command-line wheels), or None."""
     if importlib.util.find_spec("ros2cli") is None:
