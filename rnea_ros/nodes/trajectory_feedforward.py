@@ -219,8 +219,7 @@ class TrajectoryFeedforwardNode(Node):
         self.create_subscription(
             JointState, "joint_states", guard("joint_states", self._on_joint_states), JOINT_STATES_QOS
         )
-        self.add_pre_set_parameters_callback(parameters.as_schema_types(SCHEMA))  # 1 → 1.0
-        self.add_on_set_parameters_callback(self._on_set_parameters)
+        parameters.on_set(self, SCHEMA, self._on_set_parameters)  # 1 → 1.0; types kept on refusal
         self.add_post_set_parameters_callback(guard("parameters", self._on_parameters_set))
         self.create_timer(self._params["diagnostics_period"], guard("diagnostics", self._publish_diagnostics))
         start_model_source(self, self._params, self._load_description, guard)
