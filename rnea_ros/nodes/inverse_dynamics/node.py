@@ -193,7 +193,7 @@ class InverseDynamicsNode(Node):
             self._apparent_mass_pub = self.create_publisher(Float64, "~/tip_apparent_mass", 10)
             self.create_timer(1.0 / rate, guard("tip_apparent_mass", self._publish_apparent_mass))
 
-        start_model_source(self, self._params, self._load_description, guard)
+        self._description_sub = start_model_source(self, self._params, self._load_description, guard)
 
     # --- safety net ------------------------------------------------------------------------
 
@@ -222,15 +222,17 @@ class InverseDynamicsNode(Node):
         """A description installed, or rejected with the previous model kept; from the read-only
         robot_description parameter, a model it cannot give ends start-up (ParameterError). While
         the kernels compile in the background (a cold cache), building would compile in this
-        thread: the description waits (`_on_kernels_ready`), the parameter's parsed at once."""
+        thread: the description is parsed at once and waits (`_on_kernels_ready`)."""
         if not self._kernels.ready:
-            if source == PARAMETER_SOURCE:
-                try:
-                    model_from_urdf(xml, self._params, "fixed")
-                    if self._params["root_joint"] != "fixed":
-                        model_from_urdf(xml, self._params, self._params["root_joint"])
-                except URDFError as exc:
+            try:
+                model_from_urdf(xml, self._params, "fixed")
+                if self._params["root_joint"] != "fixed":
+                    model_from_urdf(xml, self._params, self._params["root_joint"])
+            except URDFError as exc:
+                if source == PARAMETER_SOURCE:
                     raise ParameterError("robot_description", str(exc)) from None
+                self._reject_description(source, exc)
+                return
             self._deferred = (xml, source)
             return
         if source == PARAMETER_SOURCE:
@@ -243,11 +245,14 @@ class InverseDynamicsNode(Node):
         try:
             built = self._build(xml)
         except ValueError as exc:
-            self.stats.model_rejected(f"{source}: {exc}")
-            kept = "the previous model keeps commanding" if self._loaded else "no model loaded"
-            self.get_logger().error(f"rejected robot description from {source}: {exc} ({kept})")
+            self._reject_description(source, exc)
             return
         self._install(built, source)
+
+    def _reject_description(self, source: str, exc: Exception) -> None:
+        self.stats.model_rejected(f"{source}: {exc}")
+        kept = "the previous model keeps commanding" if self._loaded else "no model loaded"
+        self.get_logger().error(f"rejected robot description from {source}: {exc} ({kept})")
 
     def _build(self, xml: str) -> tuple[Loaded, Overrides]:
         """The Loaded state of a description with the current parameters (and the message
