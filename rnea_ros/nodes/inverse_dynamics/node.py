@@ -80,6 +80,7 @@ COMMAND_QOS = QoSProfile(depth=10)
 LISTENER_PERIOD = 0.1
 # Stamps this far (s) from the node clock come from another clock source, not from lag.
 CLOCK_MIXUP = 1e6
+MISSING_SHOWN = 12  # joint names quoted from a joint_states without the commanded joints
 
 
 @dataclass(frozen=True)
@@ -118,6 +119,8 @@ class InverseDynamicsNode(Node):
         self._pending: tuple[dict, CycleModel | None, Overrides] | None = None
         self._overrides = NONE  # what ~/ee_wrench and ~/payload set (kept across model swaps)
         self._log = ThrottledLog(self)
+        self._uncommanded: tuple[str, ...] = ()  # names of the last joint_states without a commanded joint
+        self._missing = ""  # the joints the model lacks at the last diagnostics ("" if none)
         self._guard_trips_logged = 0
         self.stats = CycleStats()
         self._contact = contact.ContactMonitor(self)
@@ -278,6 +281,8 @@ class InverseDynamicsNode(Node):
         self._loaded, self._overrides = built
         base, cycle = self._loaded.base, self._loaded.cycle
         self.stats.model_error = ""
+        self.stats.last_drop = ""  # the reasons of another model do not say why this one is silent
+        self._uncommanded = ()
         self.get_logger().info(
             f"model '{base.name}' from {source}: {base.nv} joints, commands for {cycle.output_names}"
         )
@@ -458,9 +463,12 @@ class InverseDynamicsNode(Node):
     def _on_joint_states(self, raw: bytes | None) -> None:
         """Merge this message (serialized: the subscription is raw) and every one queued behind it
         (any publisher's), then command once for the newest that carries a commanded joint:
-        nothing is lost, the newest state wins."""
+        nothing is lost, the newest state wins. Each message is judged against the clock read
+        when it is taken: a drain can last (a flood, a stall), and one taken later must not be
+        judged by a reading from before it was sent."""
         t0 = time.perf_counter()
-        now_ns = clock_ns(self.get_clock())
+        clock = self.get_clock()
+        now_ns = clock_ns(clock)
         self.stats.last_receive_ns = now_ns
         loaded = self._loaded
         if not self._kernels.ready:  # compiling (cold cache): no kernel call in this thread
@@ -481,6 +489,8 @@ class InverseDynamicsNode(Node):
                         trigger = msg
             taken = take(JointState, True)
             raw = None if taken is None else taken[0]
+            if raw is not None:
+                now_ns = self.stats.last_receive_ns = clock_ns(clock)
         if trigger is not None and loaded is not None:  # a trigger implies a model
             self._command_cycle(loaded, trigger, now_ns, t0)
 
@@ -530,6 +540,7 @@ class InverseDynamicsNode(Node):
         loaded.cache.update(lay, position, velocity, stamp, efforts_of(msg.effort, lay))
         if not lay.commanded:
             stats.ignored += 1  # another publisher's joints: kept for the next cycle
+            self._uncommanded = key
         return lay.commanded
 
     def _command_cycle(self, loaded: Loaded, msg: WireJointState, now_ns: int, t0: float) -> None:
@@ -648,6 +659,12 @@ class InverseDynamicsNode(Node):
 
     def _missing_text(self, loaded: Loaded, missing: list[str], timeout: float) -> str:
         text = f"no recent joint_states for {', '.join(missing)} (within {timeout} s): no command"
+        if self._uncommanded:
+            shown = ", ".join(self._uncommanded[:MISSING_SHOWN])
+            more = (
+                f", ... ({len(self._uncommanded)} in all)" if len(self._uncommanded) > MISSING_SHOWN else ""
+            )
+            text += f"; the last joint_states without a commanded joint named {shown}{more}"
         outside = [j for j in missing if j not in loaded.cycle.output_names]
         if outside:
             text += (
@@ -691,6 +708,8 @@ class InverseDynamicsNode(Node):
         self._log_guard_trips()
         now = self.get_clock().now()
         statuses = [self._diagnostic_status(now.nanoseconds)]
+        if statuses[0].level != DiagnosticStatus.OK and self._missing:  # said in the log too
+            self._log.warn("silent_missing_joints", self._missing)
         statuses[0].values.extend(self._imu.values(self._params, now.nanoseconds))
         loaded = self._loaded
         if self._params["root_joint"] != "fixed":
@@ -711,7 +730,27 @@ class InverseDynamicsNode(Node):
             self._params["joint_states_timeout"],
             now_ns,
             self.stats,
+            self._silence_reason(now_ns),
         )
+
+    def _silence_reason(self, now_ns: int) -> str:
+        """Why no command would go out now (a reason kept from another model would be stale): the
+        input rejected in this diagnostics period, else the joints the current model lacks.
+        `_missing` keeps the latter (empty when none lacks)."""
+        self._missing = ""
+        loaded = self._loaded
+        if loaded is None:
+            return "no model loaded"
+        if self.stats.rejected_in_period and self.stats.last_drop:
+            return self.stats.last_drop
+        timeout = self._params["joint_states_timeout"]
+        state = loaded.cache.state(now_ns - int(timeout * 1e9) if timeout > 0 else None)
+        if isinstance(state, list):
+            if not self.stats.last_receive_ns:
+                return "waiting for joint_states"
+            self._missing = self._missing_text(loaded, state, timeout)
+            return self._missing
+        return self.stats.last_drop
 
     def _log_guard_trips(self) -> None:
         """A warning when the friction runaway guard faded a joint's friction term out since the
