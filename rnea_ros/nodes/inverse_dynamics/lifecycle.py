@@ -5,8 +5,8 @@ The same node (topics, parameters, rules), driven by the ROS 2 lifecycle state m
 - configure: compiles the kernels (waits for them: a cold cache takes minutes), creates every
   publisher, subscription and timer, loads the model (robot_description parameter, or the
   latched topic's message, waited for up to DESCRIPTION_WAIT_S) and fails, releasing all of it,
-  when that gives no model (the reason in the log). Inactive: joint_states is merged (the state stays fresh), trajectories, wrenches
-  and payloads are taken, no command goes out.
+  when that gives no model (the reason in the log). Inactive: joint_states is merged (the state
+  stays fresh), trajectories, wrenches and payloads are taken, no command goes out.
 - activate: commands on every joint_states, as the plain node does.
 - deactivate: stops commanding and publishes ONE hold command: the gravity term alone
   (gravity or, with gravity_source imu_*, the newest IMU gravity; payload, compensate.gravity,
@@ -73,11 +73,14 @@ class InverseDynamicsLifecycleNode(LifecycleNodeMixin, InverseDynamicsNode):
             raise ValueError(f"the dynamics kernels did not compile: {self._kernels.error}")
         self._on_kernels_ready()  # a description that waited for them (ParameterError from the parameter)
         sub = self._description_sub
-        if self._loaded is None and sub is not None:
-            if not take_description(sub, self._load_description, DESCRIPTION_WAIT_S):
-                raise ValueError(
-                    f"no robot_description on topic {sub.topic_name} within {DESCRIPTION_WAIT_S:g} s"
-                )
+        if (
+            self._loaded is None
+            and sub is not None
+            and not take_description(sub, self._load_description, DESCRIPTION_WAIT_S)
+        ):
+            raise ValueError(
+                f"no robot_description on topic {sub.topic_name} within {DESCRIPTION_WAIT_S:g} s"
+            )
         if self._loaded is None:
             raise ValueError(f"no model: {self.stats.model_error or 'no robot description'}")
 

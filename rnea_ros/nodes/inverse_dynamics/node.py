@@ -72,6 +72,8 @@ from rnea_ros.ros.model_source import (
 )
 from rnea_ros.ros.waitset_loop import stream
 from rnea_ros.trajectory.desired_state import DesiredState
+from rnea_ros.trajectory.plausible import JointBounds, check_rates, check_trajectory
+from rnea_ros.trajectory.sampling import TrajectorySampler
 
 # ~/effort_commands and ~/joint_trajectory: reliable, keep last 10 (qos_overrides.* may change it).
 COMMAND_QOS = QoSProfile(depth=10)
@@ -99,8 +101,11 @@ class Loaded:
     # writable, as numba compiles other signatures for read-only arrays)
     rest: np.ndarray = field(default_factory=lambda: np.zeros(0))
     undriven: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    # plausible joint positions and velocities (rnea_ros.trajectory.plausible), of the cycle's model
+    bounds: JointBounds = field(init=False)
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "bounds", JointBounds.of(self.cycle.model))
         nv = self.cycle.model.nv
         if len(self.rest) != nv:
             object.__setattr__(self, "rest", np.zeros(nv))
@@ -447,7 +452,7 @@ class InverseDynamicsNode(Node):
             return
         now_ns = self.get_clock().now().nanoseconds
         try:
-            joints, points = _trajectory_input(loaded.cycle.model, msg)
+            joints, points = _trajectory_input(loaded.cycle.model, loaded.bounds, msg)
             start_ns = stamp_ns(msg.header.stamp)
             if start_ns and (start_ns - now_ns) * 1e-9 > CLOCK_MIXUP:
                 raise ValueError(
@@ -529,13 +534,23 @@ class InverseDynamicsNode(Node):
             return False
         position = msg.position
         velocity = msg.velocity if len(msg.velocity) else None
+        bounds = loaded.bounds
         for values, what in ((position, "position"), (velocity, "velocity")):
-            if values is None or _all_finite(values):  # nearly always: no gather of the model's joints
+            if values is None:
                 continue
-            if not np.isfinite(values[lay.msg_index]).all():
-                bad = lay.msg_index[~np.isfinite(values[lay.msg_index])]
+            listed = values.tolist()
+            # nearly always: finite and within every joint's bound, no gather of the model's joints
+            if math.isfinite(sum(listed)) and bounds.fast(listed):
+                continue
+            mine = values[lay.msg_index]
+            if not np.isfinite(mine).all():
+                bad = lay.msg_index[~np.isfinite(mine)]
                 joint = msg.name[int(bad[0])]
                 self._drop("not_finite", f"joint_states {what} of '{joint}' is NaN or Inf: no command")
+                return False
+            text = bounds.beyond(f"joint_states {what}", mine, lay.model_index, what == "velocity")
+            if text:
+                self._drop("implausible", f"{text}: no command")
                 return False
         loaded.cache.update(lay, position, velocity, stamp, efforts_of(msg.effort, lay))
         if not lay.commanded:
@@ -589,8 +604,8 @@ class InverseDynamicsNode(Node):
                     cycle.wrench_root if wrenches is None else wrenches, driven=driven, t=stamp * 1e-9,
                     delay=(now_ns - stamp) * 1e-9,
                 )  # fmt: skip
-        except ValueError as exc:
-            self._drop("not_finite", f"joint_states not used: {exc}")
+        except ValueError as exc:  # every input was checked: numbers that overflow together
+            self._drop("not_finite", f"no command for this cycle's inputs: {exc}")
             return
         total = self._send(cycle, efforts.total)  # first: the robot waits
         if total is None:
@@ -769,9 +784,11 @@ class InverseDynamicsNode(Node):
         self._guard_trips_logged = guard.trips
 
 
-def _trajectory_input(model: RobotModel, msg: JointTrajectory) -> tuple[np.ndarray, tuple]:
+def _trajectory_input(
+    model: RobotModel, bounds: JointBounds, msg: JointTrajectory
+) -> tuple[np.ndarray, tuple]:
     """(model indices of msg's joints, (times, positions, velocities, accelerations)); ValueError
-    naming the joint at fault."""
+    naming the point and joint at fault (bounds: the plausible values)."""
     names = list(msg.joint_names)
     for k, name in enumerate(names):
         if name in names[:k]:
@@ -785,14 +802,9 @@ def _trajectory_input(model: RobotModel, msg: JointTrajectory) -> tuple[np.ndarr
         if values is not None and not np.isfinite(values).all():
             k, j = np.argwhere(~np.isfinite(values))[0]
             raise ValueError(f"point {k}: {what} of '{names[j]}' is NaN or Inf")
+    check_trajectory(bounds, joints, *points)  # plausible: no absurd target
+    check_rates(TrajectorySampler(*points), names)  # nor an absurd rate between the points
     return joints, points
-
-
-def _all_finite(values: np.ndarray) -> bool:
-    """Whether a vector holds no NaN or Inf, as its sum in Python floats (0.15 µs for 9 values,
-    against 1.5 for numpy's max and min): NaN and Inf carry through; finite values whose sum
-    overflows give a false "not finite", which the exact check after it clears."""
-    return math.isfinite(sum(values.tolist()))
 
 
 def _checked(params: dict) -> dict:

@@ -223,7 +223,8 @@ def test_the_hold_goes_out_in_effort_unit_as_every_command(tmp_path) -> None:
     amps = 1.0 / (100.0 * 0.1)
     driver = Driver("lifecycle_units_driver", dict(zip(names, model.effort_limit * amps, strict=True)))
     try:
-        assert change(driver, Transition.TRANSITION_CONFIGURE) and change(driver, Transition.TRANSITION_ACTIVATE)
+        assert change(driver, Transition.TRANSITION_CONFIGURE)
+        assert change(driver, Transition.TRANSITION_ACTIVATE)
         q = np.array([0.3, -0.6, 0.2, -2.2, 0.1, 1.7, 0.4])
         qd = np.array([0.1, -0.2, 0.3, 0.1, -0.1, 0.2, 0.0])
         got = driver.command_for(driver.state(names, q, qd))

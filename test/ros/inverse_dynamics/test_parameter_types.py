@@ -164,7 +164,8 @@ def test_a_refused_set_leaves_the_declared_type(tmp_path: Path, node: str) -> No
         driver.set_client = driver.node.create_client(SetParameters, f"/{node}/set_parameters")
         results = driver.set_parameters({name: wrong_type(p) for name, p in tunable.items()})
         assert not any(r.successful for r in results), [r.reason for r in results]
-        assert all(name + ":" in r.reason for name, r in zip(tunable, results, strict=True))  # the schema's reason
+        # the schema's reason, naming the parameter
+        assert all(name + ":" in r.reason for name, r in zip(tunable, results, strict=True))
         want = {name: int(ROS_TYPES[p.type].value) for name, p in tunable.items()}
         assert describe(driver, node, sorted(tunable)) == want
         # atomically: a string for a double, then a double beyond its range (rclpy refuses it)
