@@ -26,9 +26,11 @@ class CommandStage:
     units: EffortUnits | None = None
     in_order: bool = False  # output is every model joint in model order: no reindexing
     _work: np.ndarray = field(init=False, repr=False, compare=False)
+    _floor: np.ndarray = field(init=False, repr=False, compare=False)  # -limit, kept
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_work", np.zeros(len(self.output)))
+        object.__setattr__(self, "_floor", -np.asarray(self.limit, dtype=float))
 
     def __call__(self, tau: np.ndarray) -> np.ndarray | None:
         """The command for joint torques `tau` (model order): output order, clamped, in each
@@ -38,10 +40,9 @@ class CommandStage:
         if self.in_order:
             np.copyto(out, tau)
         else:
-            np.take(tau, self.output, out=out)
-        limit = self.limit
-        np.minimum(out, limit, out=out)  # NaN stays NaN through both
-        np.maximum(out, -limit, out=out)
+            np.take(tau, self.output, out=out, mode="wrap")  # indices valid: no buffering
+        np.minimum(out, self.limit, out=out)  # NaN stays NaN through both
+        np.maximum(out, self._floor, out=out)
         if self.units is not None:
             out = self.units.command(out)
         # the sum of Python floats: NaN and Inf carry through; a finite overflow is cleared below
