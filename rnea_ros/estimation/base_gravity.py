@@ -28,6 +28,16 @@ relative to the base — since the fixed-base RNEA has one uniform gravity field
 in rotation. On a ship deck (ω ≈ 0.1 rad/s, α ≈ 0.1 rad/s²) they are ≈ 0.1 m/s² at 1 m, about 1 %
 of g.
 
+Plausible samples only: a sample is checked before it reaches the estimate and the filter, and
+refused (RneaError saying which value is beyond which bound; the state unchanged) when an
+orientation is not a unit quaternion within QUATERNION_TOLERANCE, a specific force is beyond
+MAX_SPECIFIC_FORCE (±16 g, the widest range of common MEMS accelerometers: a larger reading is a
+corrupt or saturated sample), an angular velocity beyond MAX_ANGULAR_VELOCITY (±2000 °/s, the
+widest range of common MEMS gyroscopes), or the effective gravity the sample gives (the lever-arm
+terms included, with α from two samples) beyond MAX_SPECIFIC_FORCE. One sample can thus move the
+filtered gravity by at most its weight × 2 × MAX_SPECIFIC_FORCE, which the filter forgets at its
+own rate (a 1e308 m/s² sample once held the low-passed gravity beyond the effort limits for 23 s).
+
 The IMU's frame is a link rigidly fixed to the root (the root itself, or connected to it by fixed
 joints only: its pose in the root frame is constant). Frames: root (the model's root link), imu
 (that link), world (z up, the orientation's reference). Units: m, s, rad, m/s².
@@ -47,6 +57,9 @@ from rnea_ros.model.robot_model import RobotModel
 STANDARD_GRAVITY = 9.81  # m/s², |g| of the orientation source unless given
 SOURCES = ("orientation", "specific_force")
 MAX_GAP = 1.0  # s: samples further apart (either way) restart the filter and ω's difference
+MAX_SPECIFIC_FORCE = 16.0 * STANDARD_GRAVITY  # m/s²: |f| and |g_eff| of a plausible sample
+MAX_ANGULAR_VELOCITY = math.radians(2000.0)  # rad/s: |ω| of a plausible sample
+QUATERNION_TOLERANCE = 1e-3  # |‖q‖ − 1| of a plausible orientation
 
 
 class ImuLinkError(RneaError):
@@ -95,6 +108,32 @@ def quaternion_matrix(x: float, y: float, z: float, w: float) -> np.ndarray:
             [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)],
         ]
     )
+
+
+def unit_quaternion(x: float, y: float, z: float, w: float, what: str = "orientation") -> tuple[float, ...]:
+    """(x, y, z, w) normalised; RneaError naming `what` and the norm when it is not finite or its
+    norm is not 1 within QUATERNION_TOLERANCE (a quaternion of norm 1e-8 or 2 is no orientation:
+    normalising it would take noise or a wrong field for a rotation)."""
+    norm = math.hypot(x, y, z, w)
+    if not (math.isfinite(norm) and abs(norm - 1.0) <= QUATERNION_TOLERANCE):
+        raise RneaError(
+            f"{what} ({x:g}, {y:g}, {z:g}, {w:g}) has norm {norm:g}, not 1 within "
+            f"{QUATERNION_TOLERANCE:g}: not a rotation"
+        )
+    return x / norm, y / norm, z / norm, w / norm
+
+
+def check_vector(values: npt.ArrayLike, bound: float, what: str, unit: str) -> np.ndarray:
+    """`values` (3) as an array; RneaError naming `what` when one is not finite or its norm is
+    beyond `bound`."""
+    v = np.asarray(values, dtype=float).reshape(3)
+    norm = math.hypot(*v.tolist())  # no overflow for finite values
+    if not norm <= bound:
+        shown = ", ".join(f"{x:g}" for x in v.tolist())
+        if not math.isfinite(norm):
+            raise RneaError(f"{what} ({shown}) {unit} is NaN or Inf")
+        raise RneaError(f"{what} ({shown}) {unit} has norm {norm:g}, beyond the plausible {bound:.4g} {unit}")
+    return v
 
 
 def gravity_from_orientation(
@@ -174,19 +213,22 @@ class BaseGravity:
     ) -> np.ndarray:
         """The gravity after a sample at time t (s): orientation (x, y, z, w) for the orientation
         source, specific force (m/s²) and optionally ω (rad/s), imu axes, for the other; RneaError
-        when the source's input is missing or not finite (the state is then unchanged). A sample
-        not newer than the last (by at most MAX_GAP) is ignored."""
+        when the source's input is missing, not finite or not plausible (module docstring; the
+        state is then unchanged). A sample not newer than the last (by at most MAX_GAP) is
+        ignored."""
         if self.source == "orientation":
             if orientation is None:
                 raise RneaError("the orientation source needs an orientation")
-            self.gravity, self.t = gravity_from_orientation(self.mount, orientation, self.magnitude), t
+            qx, qy, qz, qw = (float(v) for v in np.asarray(orientation, dtype=float).reshape(4))
+            quat = unit_quaternion(qx, qy, qz, qw)
+            self.gravity, self.t = gravity_from_orientation(self.mount, quat, self.magnitude), t
             return self.gravity
         if specific_force is None:
             raise RneaError("the specific-force source needs the accelerometer's specific force")
-        f = np.asarray(specific_force, dtype=float).reshape(3)
-        w = None if angular_velocity is None else np.asarray(angular_velocity, dtype=float).reshape(3)
-        if not np.isfinite(f).all() or (w is not None and not np.isfinite(w).all()):
-            raise RneaError("specific force or angular velocity is NaN or Inf")
+        f = check_vector(specific_force, MAX_SPECIFIC_FORCE, "specific force", "m/s²")
+        w = None
+        if angular_velocity is not None:
+            w = check_vector(angular_velocity, MAX_ANGULAR_VELOCITY, "angular velocity", "rad/s")
         dt = t - self.t
         restart = self.gravity is None or not abs(dt) <= MAX_GAP  # also the first (NaN)
         if not restart and dt <= 0.0 and self.gravity is not None:
@@ -194,8 +236,9 @@ class BaseGravity:
         alpha = None
         if w is not None and self._omega is not None and not restart:
             alpha = (w - self._omega) / dt
-        self._omega = w
         raw = gravity_from_specific_force(self.mount, f, w, alpha)
+        check_vector(raw, MAX_SPECIFIC_FORCE, "effective gravity of the sample (lever arm included)", "m/s²")
+        self._omega = w
         if restart or self.gravity is None:
             self.gravity = raw
         else:
@@ -205,6 +248,9 @@ class BaseGravity:
 
 
 __all__ = [
+    "MAX_ANGULAR_VELOCITY",
+    "MAX_SPECIFIC_FORCE",
+    "QUATERNION_TOLERANCE",
     "SOURCES",
     "STANDARD_GRAVITY",
     "BaseGravity",
@@ -215,4 +261,6 @@ __all__ = [
     "imu_mount",
     "low_pass_weight",
     "quaternion_matrix",
+    "unit_quaternion",
+    "check_vector",
 ]

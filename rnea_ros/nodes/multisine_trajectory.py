@@ -115,7 +115,7 @@ class MultisineNode(Node):
         super().__init__("multisine_trajectory", **kwargs)
         self.params = parameters.declare(self, MULTISINE)
         prepare_kernels(self)  # the effort check runs rnea; no trajectory waits for a compilation
-        self.add_on_set_parameters_callback(self._on_set_parameters)
+        parameters.on_set(self, MULTISINE, self._on_set_parameters)
         self.model: RobotModel | None = None
         self._armed = self.params["autostart"]
         self._state_sub: Subscription | None = None

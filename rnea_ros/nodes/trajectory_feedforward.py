@@ -11,7 +11,10 @@ order; its points are JTC's spline through the input resampled every
 `resample_period` s, each with positions, velocities, accelerations and efforts. A first point
 later than 0 is joined to the measured state, which becomes the first output point at 0 (what JTC
 itself would do), so that part is annotated too. An empty trajectory (JTC: cancel) goes out as
-is. All callbacks go through `_guard`: no exception ends the process.
+is. A trajectory with implausible values (rnea_ros.trajectory.plausible) or more than
+`rnea_ros.trajectory.efforts.MAX_SAMPLES` output points (duration / resample_period, after any
+slow-down) is rejected with the reason. All callbacks go through `_guard`: no exception ends the
+process, and /diagnostics' last_reason always says what became of the last trajectory.
 """
 
 from __future__ import annotations
@@ -67,6 +70,8 @@ from rnea_ros.ros.unheard import UnheardTopic
 from rnea_ros.trajectory.efforts import DEFAULT_RESAMPLE_PERIOD, trajectory_efforts
 from rnea_ros.trajectory.joint_map import JointMap
 from rnea_ros.trajectory.jtc_points import effort_trajectory
+from rnea_ros.trajectory.plausible import JointBounds, check_rates, check_trajectory
+from rnea_ros.trajectory.sampling import TrajectorySampler
 from rnea_ros.trajectory.time_scaling import minimal_time_scale
 
 
@@ -234,8 +239,9 @@ class TrajectoryFeedforwardNode(Node):
         self._unheard = UnheardTopic(self, self._out, remap)
         steady = Clock(clock_type=ClockType.STEADY_TIME)
         self.create_timer(UNHEARD_PERIOD, guard("unheard", self._check_unheard), clock=steady)
-        self.add_pre_set_parameters_callback(pre_set(self._joint_params, lambda: self._params))  # 1 → 1.0
-        self.add_on_set_parameters_callback(self._on_set_parameters)
+        # 1 → 1.0, per-joint mirrors; types kept on refusal
+        pre = pre_set(self._joint_params, lambda: self._params)
+        parameters.on_set(self, SCHEMA, self._on_set_parameters, pre)
         self.add_post_set_parameters_callback(guard("parameters", self._on_parameters_set))
         self.create_timer(self._params["diagnostics_period"], guard("diagnostics", self._publish_diagnostics))
         start_model_source(self, self._params, self._load_description, guard)
@@ -249,6 +255,8 @@ class TrajectoryFeedforwardNode(Node):
 
     def _internal_error(self, where: str, text: str) -> None:
         self.stats.internal_error(where, text)
+        if where == "trajectory_in":  # last_reason says what became of the last trajectory
+            self.stats.last = Decision("rejected", f"internal error: {text}")
         self._log(f"internal_error.{where}", f"{where} callback failed ({text})")
 
     # --- model and parameters --------------------------------------------------------------
@@ -353,6 +361,9 @@ class TrajectoryFeedforwardNode(Node):
         except (ValueError, TypeError, OverflowError) as exc:
             self._reject("bad_trajectory", f"{exc}")
             return
+        except MemoryError:  # bounded (trajectory.efforts.MAX_SAMPLES): not expected, never fatal
+            self._reject("bad_trajectory", "out of memory while resampling it: split the trajectory")
+            return
         decision.points_in = len(msg.points)
         decision.compute_ms = (time.perf_counter() - t0) * 1e3
         if out is None:
@@ -383,6 +394,9 @@ class TrajectoryFeedforwardNode(Node):
         times, positions, velocities, accelerations = trajectory_points(msg)
         if accelerations is not None and velocities is None:
             raise ValueError("points have accelerations but no velocities")
+        joints = np.array([setup.model.joint_index(j) for j in names], dtype=np.int64)
+        check_trajectory(JointBounds.of(setup.model), joints, times, positions, velocities, accelerations)
+        check_rates(TrajectorySampler(times, positions, velocities, accelerations), names)
         if len(points) == 1 and times[0] == 0:
             raise ValueError("a single point at time 0: nothing to interpolate (give it a time > 0)")
         return names, times, positions, velocities, accelerations

@@ -287,6 +287,12 @@ class KernelsInBackground:
             steady = Clock(clock_type=ClockType.STEADY_TIME)  # serves with use_sim_time and no /clock
             self._timer = node.create_timer(KERNEL_POLL_S, self._poll, clock=steady)
 
+    def wait(self) -> bool:
+        """Block until the kernels are compiled (or compiling failed): whether they are ready.
+        For a transition that must end with everything in place (a lifecycle configure)."""
+        self._thread.join()
+        return self.ready
+
     def _run(self) -> None:
         try:
             prepare_kernels(self._node)

@@ -6,10 +6,12 @@ and the output joints.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Mapping
 
 import numpy as np
 from rclpy.node import Node
+from rclpy.subscription import Subscription
 from std_msgs.msg import String
 
 from rnea_ros.errors import ParameterError
@@ -65,21 +67,39 @@ def start_model_source(
     params: Mapping,
     load: Callable[[str, str], None],
     guard: Callable[[str, Callable], Callable],
-) -> None:
+) -> Subscription | None:
     """Feed `load(urdf, source)` from where the parameters say: the robot_description parameter
     now (source PARAMETER_SOURCE), else every message of the latched robot_description topic
-    (TOPIC_SOURCE; the callback wrapped by `guard(where, callback)`)."""
+    (TOPIC_SOURCE; the callback wrapped by `guard(where, callback)`); that topic's subscription,
+    or None."""
     if params["robot_description"]:
         load(params["robot_description"], PARAMETER_SOURCE)
-        return
+        return None
 
     def on_description(msg: String) -> None:
         load(msg.data, TOPIC_SOURCE)
 
-    node.create_subscription(
+    subscription = node.create_subscription(
         String, "robot_description", guard("robot_description", on_description), DESCRIPTION_QOS
     )
     node.get_logger().info("waiting for a URDF on topic robot_description")
+    return subscription
+
+
+def take_description(subscription: Subscription, load: Callable[[str, str], None], wait: float) -> bool:
+    """Take the robot_description message waiting on `subscription` (the latched one, once
+    discovery has matched its publisher), polling up to `wait` s, and `load` it (TOPIC_SOURCE) at
+    once, in this thread (what a lifecycle configure needs); whether one came. The executor does
+    not see it again."""
+    end = time.monotonic() + wait
+    while True:
+        taken = subscription.handle.take_message(String, False)
+        if taken is not None:
+            load(taken[0].data, TOPIC_SOURCE)
+            return True
+        if time.monotonic() >= end:
+            return False
+        time.sleep(0.01)
 
 
 def output_joints(base: RobotModel, params: Mapping) -> tuple[list[str], np.ndarray]:
@@ -119,4 +139,5 @@ __all__ = [
     "output_joints",
     "per_joint_parameters_fit",
     "start_model_source",
+    "take_description",
 ]

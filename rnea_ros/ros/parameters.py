@@ -2,10 +2,15 @@
 lives next to it, NODE_SCHEMAS in rnea_ros.node_schemas lists them all).
 
 Every parameter is declared with dynamic typing so that `1` is accepted for `1.0`;
-`rnea_ros.ros.schema.validate_value` checks and converts each value instead of rclpy. An integer
-(or integer array) given for a double (or double array), in a params file or by `ros2 param set`,
-is stored as a double (`as_schema_types`), so `ros2 param describe` and rqt_reconfigure keep
-showing the schema's type.
+`rnea_ros.ros.schema.validate_value` checks and converts each value instead of rclpy, with a
+reason naming the parameter. An integer (or integer array) given for a double (or double array),
+in a params file or by `ros2 param set`, is stored as a double (`as_schema_types`), so `ros2 param
+describe` and rqt_reconfigure keep showing the schema's type. rclpy writes a dynamically typed
+parameter's type into its descriptor before any callback can refuse the value (`ros2 param set
+/inverse_dynamics joint_states_timeout 1e9`: YAML reads a string), and leaves it there when the
+set is refused: `on_set` puts the type of the value kept back, and `as_schema_types` lets rclpy
+check every parameter of the right type before one of another type, so that no refusal of
+rclpy's own (a range, read-only) comes after that write.
 """
 
 from __future__ import annotations
@@ -13,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from rcl_interfaces.msg import FloatingPointRange, ParameterDescriptor
+from rcl_interfaces.msg import FloatingPointRange, ParameterDescriptor, SetParametersResult
 from rclpy.exceptions import (
     InvalidParameterTypeException,
     InvalidParameterValueException,
@@ -57,14 +62,55 @@ def _as_schema_type(param: Param | None, p: Parameter) -> Parameter:
     return p
 
 
+ROS_TYPES = {
+    "bool": Parameter.Type.BOOL,
+    "int": Parameter.Type.INTEGER,
+    "double": Parameter.Type.DOUBLE,
+    "string": Parameter.Type.STRING,
+    "double_array": Parameter.Type.DOUBLE_ARRAY,
+    "string_array": Parameter.Type.STRING_ARRAY,
+}
+
+
+def _of_schema_type(schema: dict[str, Param], p: Parameter) -> bool:
+    param = schema.get(p.name)
+    return param is None or p.type_ == ROS_TYPES[param.type]
+
+
 def as_schema_types(schema: dict[str, Param]) -> Callable[[list[Parameter]], list[Parameter]]:
     """A pre-set parameters callback (`Node.add_pre_set_parameters_callback`) that stores integers
-    given for doubles as doubles; every other parameter passes unchanged."""
+    given for doubles as doubles, and puts the parameters of another type than the schema's last
+    (module docstring)."""
 
     def convert(params: list[Parameter]) -> list[Parameter]:
-        return [_as_schema_type(schema.get(p.name), p) for p in params]
+        converted = [_as_schema_type(schema.get(p.name), p) for p in params]
+        return sorted(converted, key=lambda p: not _of_schema_type(schema, p))  # stable
 
     return convert
+
+
+def on_set(
+    node: Node,
+    schema: dict[str, Param],
+    check: Callable[[list[Parameter]], SetParametersResult],
+    pre: Callable[[list[Parameter]], list[Parameter]] | None = None,
+) -> None:
+    """Register the pre-set callback `pre` (default: `as_schema_types(schema)`) and `check` (the
+    node's on-set parameters callback) on `node`; when `check` refuses a set, each parameter's
+    descriptor gets back the type of the value it keeps (rclpy wrote the refused value's type
+    there: `ros2 param describe` would say string)."""
+    node.add_pre_set_parameters_callback(pre or as_schema_types(schema))
+
+    def checked(params: list[Parameter]) -> SetParametersResult:
+        result = check(params)
+        if not result.successful:
+            for p in params:
+                if node.has_parameter(p.name):
+                    kept = node.get_parameter(p.name).type_
+                    node.describe_parameter(p.name).type = kept.value  # the stored descriptor
+        return result
+
+    node.add_on_set_parameters_callback(checked)
 
 
 def declare(
@@ -126,8 +172,10 @@ def proposed(
 
 
 __all__ = [
+    "ROS_TYPES",
     "as_schema_types",
     "declare",
     "descriptor",
+    "on_set",
     "proposed",
 ]

@@ -36,6 +36,9 @@ from rnea_ros.trajectory.sampling import TrajectorySampler
 # (worst 0.54 %: a UR5 point-to-point move slowed down to its limits; 0.25 % Panda; the demo's
 # multi-sines 3e-4 N m). With 10 ms that move reaches 2 %. See README.
 DEFAULT_RESAMPLE_PERIOD = 0.005
+# Resampled points of one trajectory at most (500 s at 5 ms; about 0.1 GB of arrays for 7 joints
+# and a few seconds of work here): the work per trajectory is bounded.
+MAX_SAMPLES = 100_000
 _ZERO_GRAVITY = np.zeros(3)
 FEEDFORWARD = EffortLaw()  # every model term, default gravity, no friction, no wrench
 
@@ -54,10 +57,18 @@ def sampler_of(trajectory: Trajectory) -> TrajectorySampler:
 
 
 def uniform_times(duration: float, period: float) -> np.ndarray:
-    """0, period, 2 period, … and `duration` itself as the last time (a shorter last step)."""
+    """0, period, 2 period, … and `duration` itself as the last time (a shorter last step);
+    RneaError when that is more than MAX_SAMPLES points (the work of one trajectory is bounded:
+    a time_from_start of 1e4 s every 5 ms once ended in MemoryError)."""
     if not (np.isfinite(period) and period > 0):
         raise RneaError(f"period must be > 0 s, got {period}")
-    count = int(np.ceil(duration / period - 1e-9))
+    steps = np.ceil(duration / period - 1e-9)
+    if not steps + 1 <= MAX_SAMPLES:
+        raise RneaError(
+            f"{duration:.6g} s resampled every {period:g} s is {steps + 1:.3g} points, more than "
+            f"{MAX_SAMPLES}: split the trajectory (or sample it less often)"
+        )
+    count = int(steps)
     return np.minimum(np.arange(count + 1) * period, duration)
 
 

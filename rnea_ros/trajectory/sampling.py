@@ -107,6 +107,17 @@ class TrajectorySampler:
         self._after = np.stack([self.final, zero, zero])
         self._before.flags.writeable = self._after.flags.writeable = False
 
+    def rate_bounds(self) -> tuple[np.ndarray, np.ndarray]:
+        """Upper bounds of |q̇| and |q̈| on each segment between points, (segments, n) each:
+        Σ k |c_k| dt^(k-1) and Σ k (k-1) |c_k| dt^(k-2) over the segment's coefficients c_k (the
+        join from a start state included)."""
+        c = np.abs(self._coeffs)  # (6, segments, n)
+        dt = np.diff(self.times)[:, None]
+        with np.errstate(over="ignore", invalid="ignore"):
+            velocity = sum(k * c[k] * dt ** (k - 1) for k in range(1, 6))
+            acceleration = sum(k * (k - 1) * c[k] * dt ** (k - 2) for k in range(2, 6))
+        return np.asarray(velocity, dtype=float), np.asarray(acceleration, dtype=float)
+
     @property
     def duration(self) -> float:
         """Time of the last point, s."""

@@ -62,16 +62,21 @@ class ImuGravity:
     def active(params: dict) -> bool:
         return params["gravity_source"] != "parameter"
 
-    def _estimator_for(self, model: RobotModel, params: dict, link: str) -> BaseGravity:
-        source = SOURCES[params["gravity_source"]]
+    @staticmethod
+    def _settings(params: dict) -> tuple:
+        """What an estimate depends on besides the model and the IMU link."""
         magnitude = math.sqrt(sum(float(g) ** 2 for g in params["gravity"]))
-        key = (model, link, source, params["imu.cutoff_frequency"], magnitude)
+        return SOURCES[params["gravity_source"]], params["imu.cutoff_frequency"], magnitude
+
+    def _estimator_for(self, model: RobotModel, params: dict, link: str) -> BaseGravity:
+        source, cutoff, magnitude = settings = self._settings(params)
+        key = (model, link, *settings)
         if self._estimator is None or key != self._key:  # a new model, link or setting: restart
             try:
                 mount = imu_mount(model, link)
             except RneaError as exc:
                 raise ImuDrop("bad_imu", f"~/imu rejected: {exc}") from None
-            self._estimator = BaseGravity(mount, source, params["imu.cutoff_frequency"], magnitude)
+            self._estimator = BaseGravity(mount, source, cutoff, magnitude)
             self._key, self.link, self.stamp_ns = key, link, 0
         return self._estimator
 
@@ -105,6 +110,11 @@ class ImuGravity:
         estimator = self._estimator
         if estimator is None or estimator.gravity is None or self.stamp_ns == 0:
             raise ImuDrop("no_imu", f"no ~/imu yet (gravity_source {params['gravity_source']}): no command")
+        if self._key[2:] != self._settings(params):  # the estimate of other settings is not this one
+            raise ImuDrop(
+                "no_imu",
+                "no ~/imu since gravity_source, imu.cutoff_frequency or gravity changed: no command",
+            )
         timeout = params["imu.timeout"]
         age = (now_ns - self.stamp_ns) * 1e-9
         if timeout > 0 and age > timeout:

@@ -21,8 +21,11 @@ Staleness, clock and diagnostics as for joint_states: a message older than its t
 (odometry_stale, odometry_clock_skew, imu_stale, imu_clock_skew, with the use_sim_time hint when
 the clocks are far apart), and while the newest accepted one is older than the timeout at a cycle
 no command goes out (odometry_stale, imu_stale; no_odometry, no_imu before the first). Stamp 0
-counts as now. A message with a bad frame or a non-finite number is dropped (bad_odometry,
-bad_imu) with a text naming the frame or field.
+counts as now. A message with a bad frame, a non-finite or implausible number is dropped
+(bad_odometry, bad_imu) with a text naming the frame or field and the bound: an orientation whose
+norm is not 1 within 1e-3, a position farther than MAX_BASE_DISTANCE from the world frame's
+origin, a linear velocity beyond MAX_BASE_SPEED, an angular velocity beyond 2000 °/s (the bounds
+of rnea_ros.estimation.base_gravity).
 """
 
 from __future__ import annotations
@@ -36,11 +39,20 @@ from sensor_msgs.msg import Imu
 
 from rnea_ros.algorithms.configuration import base_placement, neutral
 from rnea_ros.errors import RneaError
-from rnea_ros.estimation.base_gravity import ImuMount, imu_mount, quaternion_matrix
+from rnea_ros.estimation.base_gravity import (
+    MAX_ANGULAR_VELOCITY,
+    ImuMount,
+    check_vector,
+    imu_mount,
+    quaternion_matrix,
+    unit_quaternion,
+)
 from rnea_ros.model.robot_model import RobotModel
 
 CLOCK_MIXUP = 1e6  # s: stamps this far from the node clock come from another clock source
 SOURCES = ("odometry", "odometry_imu", "imu")
+MAX_BASE_DISTANCE = 1e6  # m: a base farther from the origin of odom or map is a corrupt pose
+MAX_BASE_SPEED = 100.0  # m/s: 360 km/h, beyond any legged or wheeled robot
 
 
 class BaseDrop(RneaError):
@@ -64,13 +76,6 @@ def age_drop(topic: str, prefix: str, age: float, timeout: float, parameter: str
     return BaseDrop(
         f"{prefix}_clock_skew", f"{topic} is stamped {-age:.3f} s in the future (clock skew){hint}"
     )
-
-
-def _unit_quaternion(x: float, y: float, z: float, w: float, what: str) -> tuple[float, float, float, float]:
-    norm = math.sqrt(x * x + y * y + z * z + w * w)
-    if not (math.isfinite(norm) and norm > 1e-9):
-        raise RneaError(f"{what} ({x}, {y}, {z}, {w}) is not a rotation (norm {norm:g})")
-    return x / norm, y / norm, z / norm, w / norm
 
 
 def _quaternion_of(r: np.ndarray) -> tuple[float, float, float, float]:
@@ -165,15 +170,15 @@ class BaseStateInput:
                 "bad_odometry", f"~/odometry from '{world}' to '{child}' has a NaN or Inf: dropped"
             )
         try:
-            quat = _unit_quaternion(o.x, o.y, o.z, o.w, "~/odometry orientation")
+            quat = unit_quaternion(o.x, o.y, o.z, o.w, "~/odometry pose.orientation")
+            position = check_vector((p.x, p.y, p.z), MAX_BASE_DISTANCE, "~/odometry pose.position", "m")
+            linear = check_vector((lin.x, lin.y, lin.z), MAX_BASE_SPEED, "~/odometry twist.linear", "m/s")
+            angular = check_vector(
+                (ang.x, ang.y, ang.z), MAX_ANGULAR_VELOCITY, "~/odometry twist.angular", "rad/s"
+            )
         except RneaError as exc:
             raise BaseDrop("bad_odometry", f"{exc}: dropped") from None
-        self.odometry = (
-            np.array([p.x, p.y, p.z]),
-            quat,
-            np.array([lin.x, lin.y, lin.z]),
-            np.array([ang.x, ang.y, ang.z]),
-        )
+        self.odometry = (position, quat, linear, angular)
         self.odometry_ns = max(self.odometry_ns, stamp)
         self.world_frame = world
 
@@ -202,11 +207,12 @@ class BaseStateInput:
         if not all(math.isfinite(x) for x in (o.x, o.y, o.z, o.w, w.x, w.y, w.z)):
             raise BaseDrop("bad_imu", f"~/imu from '{link}' has a NaN or Inf: dropped")
         try:
-            r_world_imu = quaternion_matrix(o.x, o.y, o.z, o.w)
+            r_world_imu = quaternion_matrix(*unit_quaternion(o.x, o.y, o.z, o.w, "orientation"))
+            omega_imu = check_vector((w.x, w.y, w.z), MAX_ANGULAR_VELOCITY, "angular_velocity", "rad/s")
         except RneaError as exc:
-            raise BaseDrop("bad_imu", f"~/imu from '{link}': {exc}") from None
+            raise BaseDrop("bad_imu", f"~/imu from '{link}': {exc}: dropped") from None
         r_world_base = r_world_imu @ mount.rotation.T
-        omega = mount.rotation @ np.array([w.x, w.y, w.z])
+        omega = mount.rotation @ omega_imu
         self.imu = (_quaternion_of(r_world_base), omega)
         self.imu_ns = max(self.imu_ns, stamp)
         self.imu_link = link

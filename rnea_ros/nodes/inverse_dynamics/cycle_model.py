@@ -15,6 +15,7 @@ from rnea_ros.control.floating_efforts import FloatingEfforts
 from rnea_ros.errors import ParameterError
 from rnea_ros.friction.compensation import CompensationRules
 from rnea_ros.model.robot_model import RobotModel
+from rnea_ros.nodes.inverse_dynamics.command import CommandStage
 from rnea_ros.nodes.inverse_dynamics.contact_params import contacts_of
 from rnea_ros.nodes.inverse_dynamics.effort_units import EffortUnits, effort_units
 from rnea_ros.nodes.inverse_dynamics.overrides import NONE, Overrides
@@ -54,6 +55,13 @@ class CycleModel:
             rot, _ = link_pose(self.model, q, link)
             out[link] = np.concatenate([rot @ local[:3], rot @ local[3:]])
         return out
+
+    @cached_property
+    def command(self) -> CommandStage:
+        """The output stage every published command goes through (command.py): output order,
+        effort limit × effort_limit_scale, effort_unit."""
+        limit = self.efforts.law.limits(self.model)[0][self.output]
+        return CommandStage(self.output, limit, self.units, self.output_is_model_order)
 
     @cached_property
     def output_list(self) -> list[int]:
@@ -158,7 +166,9 @@ def build_cycle_model(
     in_order = len(joints) == base.nv and bool(np.all(output == np.arange(base.nv)))
     source = "topic" if overrides.payload is not None else "parameters"
     units = effort_units(params, joints, output, base.nv)
-    return CycleModel(
+    cycle = CycleModel(
         model, efforts, output, joints, wrench_root, wrench_local, in_order, overrides, source, units,
         floating_law, contacts,
     )  # fmt: skip
+    cycle.command  # noqa: B018 - the output stage built here, not in the first cycle
+    return cycle

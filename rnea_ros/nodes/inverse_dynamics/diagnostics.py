@@ -100,12 +100,14 @@ def diagnostic_status(
     timeout: float,
     now_ns: int,
     stats: CycleStats,
+    why: str = "",
 ) -> DiagnosticStatus:
     """ERROR without a model, or when commands stopped for longer than `timeout` (s) while a
     forward command controller keeps applying the last one; WARN while waiting for the first
     joint_states, on rejected input, clamping, a description rejected in this period, a
     friction term faded out by the runaway guard, or feedback gains lowered by the loop's period
-    and delay; else OK."""
+    and delay; else OK. `why`: why no command would go out now (the node's current reason, for
+    the message while it is silent; "": none known)."""
     times = sorted(stats.cycle_times)
     input_age = _age(now_ns, stats.last_stamp_ns)
     silent = _age(now_ns, stats.last_command_ns)
@@ -141,14 +143,13 @@ def diagnostic_status(
             why = "no joint_states received"
         elif lost > threshold:
             why = f"no joint_states for {lost:.1f} s (input lost)"
-        else:
-            why = stats.last_drop
         level = DiagnosticStatus.ERROR
+        why = why or "joint_states arrive, no reason known"
         message = f"no command for {silent:.1f} s (a forward controller holds the last effort): {why}"
     elif silent is None:
         level, message = (
             DiagnosticStatus.WARN,
-            f"no command yet: {stats.last_drop or 'waiting for joint_states'}",
+            f"no command yet: {why or 'waiting for joint_states'}",
         )
     elif stats.unheard:  # commands that go nowhere: a remap that matched nothing
         level, message = DiagnosticStatus.WARN, stats.unheard

@@ -2,9 +2,11 @@
 
 The same node (topics, parameters, rules), driven by the ROS 2 lifecycle state machine:
 - unconfigured: parameters declared and settable; nothing else exists.
-- configure: compiles the kernels, creates every publisher, subscription and timer, loads the
-  model (robot_description parameter, or listens to the topic). Inactive: joint_states is merged
-  (the state stays fresh), trajectories, wrenches and payloads are taken, no command goes out.
+- configure: compiles the kernels (waits for them: a cold cache takes minutes), creates every
+  publisher, subscription and timer, loads the model (robot_description parameter, or the
+  latched topic's message, waited for up to DESCRIPTION_WAIT_S) and fails, releasing all of it,
+  when that gives no model (the reason in the log). Inactive: joint_states is merged (the state
+  stays fresh), trajectories, wrenches and payloads are taken, no command goes out.
 - activate: commands on every joint_states, as the plain node does.
 - deactivate: stops commanding and publishes ONE hold command: the gravity term alone
   (gravity or, with gravity_source imu_*, the newest IMU gravity; payload, compensate.gravity,
@@ -33,6 +35,9 @@ from rnea_ros.nodes.inverse_dynamics.diagnostics import CycleStats
 from rnea_ros.nodes.inverse_dynamics.node import InverseDynamicsNode
 from rnea_ros.nodes.inverse_dynamics.overrides import NONE
 from rnea_ros.ros.common import run_node
+from rnea_ros.ros.model_source import take_description
+
+DESCRIPTION_WAIT_S = 5.0  # configure waits this long for the latched robot_description topic
 
 
 class InverseDynamicsLifecycleNode(LifecycleNodeMixin, InverseDynamicsNode):
@@ -50,7 +55,8 @@ class InverseDynamicsLifecycleNode(LifecycleNodeMixin, InverseDynamicsNode):
         before = self._entities()
         try:
             self._start()
-        except ValueError as exc:  # a robot_description parameter that gives no model
+            self._await_model()
+        except ValueError as exc:  # a robot_description that gives no model, or none
             self._owned = self._entities_since(before)
             self._release()
             self.get_logger().error(f"configure failed: {exc}")
@@ -58,6 +64,25 @@ class InverseDynamicsLifecycleNode(LifecycleNodeMixin, InverseDynamicsNode):
         self._owned = self._entities_since(before)
         self._lifecycle_state = "inactive"
         return TransitionCallbackReturn.SUCCESS
+
+    def _await_model(self) -> None:
+        """A model, or ValueError saying why there is none: the kernels ready (a cold cache
+        compiles them now), the description built; from the topic, the latched robot_description
+        taken within DESCRIPTION_WAIT_S."""
+        if not self._kernels.wait():
+            raise ValueError(f"the dynamics kernels did not compile: {self._kernels.error}")
+        self._on_kernels_ready()  # a description that waited for them (ParameterError from the parameter)
+        sub = self._description_sub
+        if (
+            self._loaded is None
+            and sub is not None
+            and not take_description(sub, self._load_description, DESCRIPTION_WAIT_S)
+        ):
+            raise ValueError(
+                f"no robot_description on topic {sub.topic_name} within {DESCRIPTION_WAIT_S:g} s"
+            )
+        if self._loaded is None:
+            raise ValueError(f"no model: {self.stats.model_error or 'no robot description'}")
 
     def on_activate(self, state: LifecycleState) -> TransitionCallbackReturn:
         self._lifecycle_state = "active"
@@ -115,12 +140,8 @@ class InverseDynamicsLifecycleNode(LifecycleNodeMixin, InverseDynamicsNode):
         elif params["compensate.gravity"]:
             gravity = self._imu.latest(params)  # gravity_source imu_*: the base's newest
             tau = gravity_torques(cycle.model, state[0], gravity=gravity)
-        limit = cycle.model.effort_limit * params["effort_limit_scale"]
-        hold = np.clip(tau, -limit, limit)[cycle.output]
-        if not np.all(np.isfinite(hold)):
+        if self._send(cycle, tau) is None:  # the output stage: limits and effort_unit, as every command
             return
-        self._command.data = hold.tolist()
-        self._effort_pub.publish(self._command)
         self.get_logger().info("inactive: published one gravity-only hold command, then stopped commanding")
 
     def _entities(self) -> dict[str, set]:

@@ -72,6 +72,8 @@ from rnea_ros.ros.per_joint import JointParameters, is_joint_parameter, pre_set
 from rnea_ros.ros.unheard import UnheardTopic
 from rnea_ros.ros.waitset_loop import stream
 from rnea_ros.trajectory.desired_state import DesiredState
+from rnea_ros.trajectory.plausible import JointBounds, check_rates, check_trajectory
+from rnea_ros.trajectory.sampling import TrajectorySampler
 
 # ~/effort_commands and ~/joint_trajectory: reliable, keep last 10 (qos_overrides.* may change it).
 COMMAND_QOS = QoSProfile(depth=10)
@@ -81,6 +83,7 @@ LISTENER_PERIOD = 0.1
 UNHEARD_PERIOD = 0.5  # s between looks for a subscriber of ~/effort_commands (rnea_ros.ros.unheard)
 # Stamps this far (s) from the node clock come from another clock source, not from lag.
 CLOCK_MIXUP = 1e6
+MISSING_SHOWN = 12  # joint names quoted from a joint_states without the commanded joints
 
 
 @dataclass(frozen=True)
@@ -99,8 +102,11 @@ class Loaded:
     # writable, as numba compiles other signatures for read-only arrays)
     rest: np.ndarray = field(default_factory=lambda: np.zeros(0))
     undriven: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    # plausible joint positions and velocities (rnea_ros.trajectory.plausible), of the cycle's model
+    bounds: JointBounds = field(init=False)
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "bounds", JointBounds.of(self.cycle.model))
         nv = self.cycle.model.nv
         if len(self.rest) != nv:
             object.__setattr__(self, "rest", np.zeros(nv))
@@ -123,14 +129,16 @@ class InverseDynamicsNode(Node):
         self._overrides = NONE  # what ~/ee_wrench and ~/payload set (kept across model swaps)
         self._log = ThrottledLog(self)
         self._feedback_log = FeedbackScaleLog(self.get_logger())  # said on change, summed up now and then
+        self._uncommanded: tuple[str, ...] = ()  # names of the last joint_states without a commanded joint
+        self._missing = ""  # the joints the model lacks at the last diagnostics ("" if none)
         self._guard_trips_logged = 0
         self.stats = CycleStats()
         self._contact = contact.ContactMonitor(self)
         self._imu = ImuGravity()  # gravity_source imu_*: the gravity from ~/imu
         self._base = BaseStateInput()  # root_joint floating | planar: ~/odometry and ~/imu
         self._contacts = ContactOutputs(self)  # root_joint floating | planar: contacts out
-        self.add_pre_set_parameters_callback(pre_set(self._joint_params, lambda: self._params))
-        self.add_on_set_parameters_callback(self._on_set_parameters)
+        pre = pre_set(self._joint_params, lambda: self._params)  # 1 → 1.0, per-joint mirrors
+        parameters.on_set(self, INVERSE_DYNAMICS, self._on_set_parameters, pre)  # types kept on refusal
         self.add_post_set_parameters_callback(self._guard("parameters", self._on_parameters_set))
         if not managed:
             self._start()
@@ -203,7 +211,7 @@ class InverseDynamicsNode(Node):
             self.create_timer(1.0 / rate, guard("tip_apparent_mass", self._publish_apparent_mass))
 
         qos.warn_unmatched(self)  # qos_overrides.* naming no topic (remapped, misspelled)
-        start_model_source(self, self._params, self._load_description, guard)
+        self._description_sub = start_model_source(self, self._params, self._load_description, guard)
 
     # --- safety net ------------------------------------------------------------------------
 
@@ -232,15 +240,17 @@ class InverseDynamicsNode(Node):
         """A description installed, or rejected with the previous model kept; from the read-only
         robot_description parameter, a model it cannot give ends start-up (ParameterError). While
         the kernels compile in the background (a cold cache), building would compile in this
-        thread: the description waits (`_on_kernels_ready`), the parameter's parsed at once."""
+        thread: the description is parsed at once and waits (`_on_kernels_ready`)."""
         if not self._kernels.ready:
-            if source == PARAMETER_SOURCE:
-                try:
-                    model_from_urdf(xml, self._params, "fixed")
-                    if self._params["root_joint"] != "fixed":
-                        model_from_urdf(xml, self._params, self._params["root_joint"])
-                except URDFError as exc:
+            try:
+                model_from_urdf(xml, self._params, "fixed")
+                if self._params["root_joint"] != "fixed":
+                    model_from_urdf(xml, self._params, self._params["root_joint"])
+            except URDFError as exc:
+                if source == PARAMETER_SOURCE:
                     raise ParameterError("robot_description", str(exc)) from None
+                self._reject_description(source, exc)
+                return
             self._deferred = (xml, source)
             return
         if source == PARAMETER_SOURCE:
@@ -253,11 +263,14 @@ class InverseDynamicsNode(Node):
         try:
             built = self._build(xml)
         except ValueError as exc:
-            self.stats.model_rejected(f"{source}: {exc}")
-            kept = "the previous model keeps commanding" if self._loaded else "no model loaded"
-            self.get_logger().error(f"rejected robot description from {source}: {exc} ({kept})")
+            self._reject_description(source, exc)
             return
         self._install(built, source)
+
+    def _reject_description(self, source: str, exc: Exception) -> None:
+        self.stats.model_rejected(f"{source}: {exc}")
+        kept = "the previous model keeps commanding" if self._loaded else "no model loaded"
+        self.get_logger().error(f"rejected robot description from {source}: {exc} ({kept})")
 
     def _build(self, xml: str) -> tuple[Loaded, Overrides, dict]:
         """The Loaded state of a description with the current parameters (and the message
@@ -288,6 +301,8 @@ class InverseDynamicsNode(Node):
             self.get_logger().warn(self._joint_params.unknown_text(name))
         base, cycle = self._loaded.base, self._loaded.cycle
         self.stats.model_error = ""
+        self.stats.last_drop = ""  # the reasons of another model do not say why this one is silent
+        self._uncommanded = ()
         self.get_logger().info(
             f"model '{base.name}' from {source}: {base.nv} joints, commands for {cycle.output_names}"
         )
@@ -454,7 +469,7 @@ class InverseDynamicsNode(Node):
             return
         now_ns = self.get_clock().now().nanoseconds
         try:
-            joints, points = _trajectory_input(loaded.cycle.model, msg)
+            joints, points = _trajectory_input(loaded.cycle.model, loaded.bounds, msg)
             start_ns = stamp_ns(msg.header.stamp)
             if start_ns and (start_ns - now_ns) * 1e-9 > CLOCK_MIXUP:
                 raise ValueError(
@@ -470,9 +485,12 @@ class InverseDynamicsNode(Node):
     def _on_joint_states(self, raw: bytes | None) -> None:
         """Merge this message (serialized: the subscription is raw) and every one queued behind it
         (any publisher's), then command once for the newest that carries a commanded joint:
-        nothing is lost, the newest state wins."""
+        nothing is lost, the newest state wins. Each message is judged against the clock read
+        when it is taken: a drain can last (a flood, a stall), and one taken later must not be
+        judged by a reading from before it was sent."""
         t0 = time.perf_counter()
-        now_ns = clock_ns(self.get_clock())
+        clock = self.get_clock()
+        now_ns = clock_ns(clock)
         self.stats.last_receive_ns = now_ns
         loaded = self._loaded
         if not self._kernels.ready:  # compiling (cold cache): no kernel call in this thread
@@ -493,6 +511,8 @@ class InverseDynamicsNode(Node):
                         trigger = msg
             taken = take(JointState, True)
             raw = None if taken is None else taken[0]
+            if raw is not None:
+                now_ns = self.stats.last_receive_ns = clock_ns(clock)
         if trigger is not None and loaded is not None:  # a trigger implies a model
             self._command_cycle(loaded, trigger, now_ns, t0)
 
@@ -531,17 +551,28 @@ class InverseDynamicsNode(Node):
             return False
         position = msg.position
         velocity = msg.velocity if len(msg.velocity) else None
+        bounds = loaded.bounds
         for values, what in ((position, "position"), (velocity, "velocity")):
-            if values is None or _all_finite(values):  # nearly always: no gather of the model's joints
+            if values is None:
                 continue
-            if not np.isfinite(values[lay.msg_index]).all():
-                bad = lay.msg_index[~np.isfinite(values[lay.msg_index])]
+            listed = values.tolist()
+            # nearly always: finite and within every joint's bound, no gather of the model's joints
+            if math.isfinite(sum(listed)) and bounds.fast(listed):
+                continue
+            mine = values[lay.msg_index]
+            if not np.isfinite(mine).all():
+                bad = lay.msg_index[~np.isfinite(mine)]
                 joint = msg.name[int(bad[0])]
                 self._drop("not_finite", f"joint_states {what} of '{joint}' is NaN or Inf: no command")
+                return False
+            text = bounds.beyond(f"joint_states {what}", mine, lay.model_index, what == "velocity")
+            if text:
+                self._drop("implausible", f"{text}: no command")
                 return False
         loaded.cache.update(lay, position, velocity, stamp, efforts_of(msg.effort, lay))
         if not lay.commanded:
             stats.ignored += 1  # another publisher's joints: kept for the next cycle
+            self._uncommanded = key
         return lay.commanded
 
     def _command_cycle(self, loaded: Loaded, msg: WireJointState, now_ns: int, t0: float) -> None:
@@ -590,17 +621,13 @@ class InverseDynamicsNode(Node):
                     cycle.wrench_root if wrenches is None else wrenches, driven=driven, t=stamp * 1e-9,
                     delay=(now_ns - stamp) * 1e-9,
                 )  # fmt: skip
-        except ValueError as exc:
-            self._drop("not_finite", f"joint_states not used: {exc}")
+        except ValueError as exc:  # every input was checked: numbers that overflow together
+            self._drop("not_finite", f"no command for this cycle's inputs: {exc}")
+            return
+        total = self._send(cycle, efforts.total)  # first: the robot waits
+        if total is None:
             return
         out = None if cycle.output_is_model_order else cycle.output
-        total = efforts.total if out is None else efforts.total[out]
-        if cycle.units is not None:  # effort_unit: the clamped joint torque in each joint's unit
-            total = cycle.units.command(total)
-        command = self._command_bytes.bytes_for(total)
-        if command is None:
-            self._command.data = self._command_data.filled(total)
-        self._effort_pub.publish(self._command if command is None else command)  # first: the robot waits
         names = cycle.output_names
         if self._listened:
             terms = efforts.terms
@@ -629,6 +656,21 @@ class InverseDynamicsNode(Node):
             fresh = cache.effort_stamp == cache.stamp
             self._contact.cycle(cycle, self._params, q, qd, cache.effort, fresh, msg.header, stamp)
 
+    def _send(self, cycle: CycleModel, tau: np.ndarray) -> np.ndarray | None:
+        """Publish the command for joint torques `tau` (model order) on ~/effort_commands: the one
+        place a command leaves the node (cycles, the lifecycle hold), through the output stage
+        `cycle.command` (output order, effort limit × effort_limit_scale, effort_unit). The values
+        sent (the stage's workspace), or None when not finite: nothing is sent then."""
+        values = cycle.command(tau)
+        if values is None:
+            self._drop("not_finite", "the command is not finite: not published")
+            return None
+        command = self._command_bytes.bytes_for(values)
+        if command is None:
+            self._command.data = self._command_data.filled(values)
+        self._effort_pub.publish(self._command if command is None else command)
+        return values
+
     def _fresh(self, stamp: int, now_ns: int, timeout: float) -> bool:
         """Whether a joint_states stamp is within the timeout of the node clock (else dropped)."""
         age = (now_ns - stamp) * 1e-9
@@ -648,6 +690,12 @@ class InverseDynamicsNode(Node):
 
     def _missing_text(self, loaded: Loaded, missing: list[str], timeout: float) -> str:
         text = f"no recent joint_states for {', '.join(missing)} (within {timeout} s): no command"
+        if self._uncommanded:
+            shown = ", ".join(self._uncommanded[:MISSING_SHOWN])
+            more = (
+                f", ... ({len(self._uncommanded)} in all)" if len(self._uncommanded) > MISSING_SHOWN else ""
+            )
+            text += f"; the last joint_states without a commanded joint named {shown}{more}"
         outside = [j for j in missing if j not in loaded.cycle.output_names]
         if outside:
             text += (
@@ -700,6 +748,8 @@ class InverseDynamicsNode(Node):
             [KeyValue(key="command_topic", value=unheard.topic),
              KeyValue(key="command_subscribers", value=str(unheard.subscribers))]
         )  # fmt: skip
+        if statuses[0].level != DiagnosticStatus.OK and self._missing:  # said in the log too
+            self._log.warn("silent_missing_joints", self._missing)
         statuses[0].values.extend(self._imu.values(self._params, now.nanoseconds))
         loaded = self._loaded
         if self._params["root_joint"] != "fixed":
@@ -720,7 +770,27 @@ class InverseDynamicsNode(Node):
             self._params["joint_states_timeout"],
             now_ns,
             self.stats,
+            self._silence_reason(now_ns),
         )
+
+    def _silence_reason(self, now_ns: int) -> str:
+        """Why no command would go out now (a reason kept from another model would be stale): the
+        input rejected in this diagnostics period, else the joints the current model lacks.
+        `_missing` keeps the latter (empty when none lacks)."""
+        self._missing = ""
+        loaded = self._loaded
+        if loaded is None:
+            return "no model loaded"
+        if self.stats.rejected_in_period and self.stats.last_drop:
+            return self.stats.last_drop
+        timeout = self._params["joint_states_timeout"]
+        state = loaded.cache.state(now_ns - int(timeout * 1e9) if timeout > 0 else None)
+        if isinstance(state, list):
+            if not self.stats.last_receive_ns:
+                return "waiting for joint_states"
+            self._missing = self._missing_text(loaded, state, timeout)
+            return self._missing
+        return self.stats.last_drop
 
     def _log_guard_trips(self) -> None:
         """A warning when the friction runaway guard faded a joint's friction term out since the
@@ -739,9 +809,11 @@ class InverseDynamicsNode(Node):
         self._guard_trips_logged = guard.trips
 
 
-def _trajectory_input(model: RobotModel, msg: JointTrajectory) -> tuple[np.ndarray, tuple]:
+def _trajectory_input(
+    model: RobotModel, bounds: JointBounds, msg: JointTrajectory
+) -> tuple[np.ndarray, tuple]:
     """(model indices of msg's joints, (times, positions, velocities, accelerations)); ValueError
-    naming the joint at fault."""
+    naming the point and joint at fault (bounds: the plausible values)."""
     names = list(msg.joint_names)
     for k, name in enumerate(names):
         if name in names[:k]:
@@ -755,14 +827,9 @@ def _trajectory_input(model: RobotModel, msg: JointTrajectory) -> tuple[np.ndarr
         if values is not None and not np.isfinite(values).all():
             k, j = np.argwhere(~np.isfinite(values))[0]
             raise ValueError(f"point {k}: {what} of '{names[j]}' is NaN or Inf")
+    check_trajectory(bounds, joints, *points)  # plausible: no absurd target
+    check_rates(TrajectorySampler(*points), names)  # nor an absurd rate between the points
     return joints, points
-
-
-def _all_finite(values: np.ndarray) -> bool:
-    """Whether a vector holds no NaN or Inf, as its sum in Python floats (0.15 µs for 9 values,
-    against 1.5 for numpy's max and min): NaN and Inf carry through; finite values whose sum
-    overflows give a false "not finite", which the exact check after it clears."""
-    return math.isfinite(sum(values.tolist()))
 
 
 def _checked(params: dict) -> dict:

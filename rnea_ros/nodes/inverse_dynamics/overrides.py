@@ -122,10 +122,17 @@ def message_link(base: RobotModel, frame_id: str, tip: str | None, topic: str) -
 
 
 def wrench_of(values: Iterable[float], axes: str) -> LinkWrench:
-    """A LinkWrench from six numbers; RneaError when one is NaN or Inf."""
+    """A LinkWrench from six numbers; RneaError when one is NaN or Inf, or beyond the bounds of
+    the ee_wrench parameter (a message is as plausible as the parameter must be)."""
     array = np.array([float(v) for v in values], dtype=float)
     if array.shape != (6,) or not np.all(np.isfinite(array)):
         raise RneaError("~/ee_wrench: the wrench must be 6 finite numbers")
+    try:
+        validate_value(INVERSE_DYNAMICS["ee_wrench"], array.tolist())
+    except ParameterError as exc:
+        raise RneaError(
+            f"~/ee_wrench: wrench [fx fy fz tx ty tz] {exc.reason} (the ee_wrench parameter's bounds)"
+        ) from None
     if axes not in AXES:
         raise RneaError(f"~/ee_wrench: axes must be one of {', '.join(AXES)}, got '{axes}'")
     array.flags.writeable = False

@@ -282,3 +282,76 @@ def test_infeasible_stance_is_reported_and_the_command_stays_finite(node: Driver
         assert d.set_parameters({"contacts.links": FEET})[0].successful
     got = command(d)
     assert got is not None and np.allclose(got, expected()[2].tau, rtol=0, atol=1e-9)
+
+
+def test_absurd_base_inputs_are_refused_naming_the_field(node: Driver) -> None:
+    """~/odometry and ~/imu with absurd but finite numbers (a twist of 1e150 once saturated all
+    12 joints; a base IMU rate of 1e308 was blamed on joint_states; a quaternion of norm 2 or 1e-8
+    was normalised) are refused under bad_odometry or bad_imu naming the field, and the next
+    command, on the last good base state, is contact_inverse_dynamics' (1e-9)."""
+    d = node
+    first_command(d)
+    want = expected()[2].tau
+
+    def absurd(**fields) -> Odometry:
+        msg = odometry(d)
+        p, o, t = msg.pose.pose.position, msg.pose.pose.orientation, msg.twist.twist
+        for name, value in fields.items():
+            where, axis = name.split("_")
+            target = {"position": p, "orientation": o, "linear": t.linear, "angular": t.angular}[where]
+            setattr(target, axis, float(value))
+        return msg
+
+    cases = [  # stamped when sent
+        ({"linear_x": 1e150}, "twist.linear"),
+        ({"angular_z": -1e308}, "twist.angular"),
+        ({"position_z": 1e308}, "pose.position"),
+        ({"orientation_x": 0, "orientation_y": 1e-8, "orientation_z": 0, "orientation_w": 0}, "not 1"),
+        ({"orientation_w": 2.0 * QUAT[3], "orientation_z": 2.0 * QUAT[2]}, "has norm 2"),
+    ]
+    for fields, said in cases:
+        d.odometry.publish(odometry(d))
+        d.spin(0.02)
+        d.odometry.publish(absurd(**fields))
+        d.spin(0.05)
+        got = d.command_for(d.state(NAMES, Q, QD))  # on the last good odometry, still fresh
+        assert got is not None and np.allclose(got, want, rtol=0, atol=1e-9), said
+        diag = d.latest_diagnostics()
+        assert "~/odometry" in diag["last_drop"] and said in diag["last_drop"], (said, diag["last_drop"])
+        assert int(diag["rejected.bad_odometry"]) >= 1
+    assert d.set_parameters({"base.source": "odometry_imu"})[0].successful
+    try:
+        imu = Imu()
+        imu.header.frame_id = "base_link"
+        imu.orientation.x, imu.orientation.y, imu.orientation.z, imu.orientation.w = QUAT
+        imu.angular_velocity.x, imu.angular_velocity.y, imu.angular_velocity.z = map(float, ANGULAR)
+        imu.linear_acceleration_covariance[0] = -1.0
+
+        def send(quat=QUAT, omega=ANGULAR) -> None:
+            imu.orientation.x, imu.orientation.y, imu.orientation.z, imu.orientation.w = map(float, quat)
+            imu.angular_velocity.x, imu.angular_velocity.y, imu.angular_velocity.z = map(float, omega)
+            now = d.node.get_clock().now().nanoseconds
+            imu.header.stamp.sec, imu.header.stamp.nanosec = divmod(now, 1_000_000_000)
+            d.imu.publish(imu)
+
+        for _ in range(20):
+            send()
+            if command(d) is not None:
+                break
+        for quat, omega, said in (
+            (QUAT, [0.0, 1e308, 0.0], "angular_velocity"),
+            ((0.0, 1e-8, 0.0, 0.0), ANGULAR, "not 1 within 0.001"),
+            ((0.0, 0.0, 0.0, 2.0), ANGULAR, "not 1 within 0.001"),
+        ):
+            send()
+            d.odometry.publish(odometry(d))
+            d.spin(0.02)
+            send(quat, omega)
+            d.spin(0.05)
+            got = d.command_for(d.state(NAMES, Q, QD))  # on the last good IMU, still fresh
+            assert got is not None and np.allclose(got, want, rtol=0, atol=1e-9), said
+            diag = d.latest_diagnostics()
+            assert "~/imu" in diag["last_drop"] and said in diag["last_drop"], (said, diag["last_drop"])
+            assert int(diag["rejected.bad_imu"]) >= 1
+    finally:
+        assert d.set_parameters({"base.source": "odometry"})[0].successful

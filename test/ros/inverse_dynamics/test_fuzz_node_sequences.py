@@ -1,31 +1,40 @@
 """Stateful fuzzing of the running node: hypothesis interleaves descriptions (robots of other
 sizes, broken ones, inconsistent inertias), joint_states (for the model, for another one,
-partial, from two publishers, garbage), trajectories, parameter sets and wrenches; and, on a
-second node with root_joint floating (solo12, solo8), odometry and IMU messages (bad frames,
-stale, non-finite), contact masks and contacts.* changes.
+partial, from two publishers, garbage), trajectories, parameter sets, wrenches and payloads on
+the model's links; on a second node with root_joint floating (solo12, solo8), odometry and IMU
+messages (bad frames, stale, non-finite), contact masks and contacts.* changes; on a third with
+the gravity from ~/imu (gravity_source imu_acceleration, low-passed, or imu_orientation), IMU
+samples. Every number may be absurd but finite (±1e3 … ±1e308), NaN or Inf, and quaternions
+have tiny and huge norms.
 
 Invariants after every step: the process is alive, every effort it published is finite and
-within the effort limit × the largest scale, and one complete fresh joint_states for the current
-model (with fresh base state and every contact closed, floating) gets the command the core
-computes (1e-9; contact_inverse_dynamics for the floating node). The long run is bench/soak.py --sequences.
+within the effort limit × the largest scale, and once the good inputs are back (the trajectory
+cancelled, the wrenches cleared, the payload removed, a good base state or IMU), a complete
+fresh joint_states for the current model gets the command the core computes (1e-9;
+contact_inverse_dynamics for the floating node) by its second answer at the latest: no command
+leaves that band for longer than one cycle after a good input returns (the first answer may
+come before the good inputs: they travel on topics of their own). The long run is
+bench/soak.py --sequences.
 """
 
 from __future__ import annotations
 
+import math
 import os
 import re
+import time
 from collections import Counter
 
 import numpy as np
 import pytest
 from builtin_interfaces.msg import Duration
-from geometry_msgs.msg import WrenchStamped
+from geometry_msgs.msg import InertiaStamped, WrenchStamped
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule, run_state_machine_as_test
 from nav_msgs.msg import Odometry
 from sensor_msgs.msg import Imu, JointState
-from std_msgs.msg import String, UInt8MultiArray
+from std_msgs.msg import Header, String, UInt8MultiArray
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from rnea_ros import RobotModel, gravity_torques, nonlinear_effects
@@ -62,7 +71,22 @@ for _model in MODELS.values():
         BOUNDS[_name] = max(BOUNDS.get(_name, 0.0), _limit * MAX_SCALE)
 SEQUENCES = int(os.environ.get("RNEA_FUZZ_SEQUENCES", "30"))
 STEPS = int(os.environ.get("RNEA_FUZZ_STEPS", "20"))
-NUMBER = st.one_of(st.floats(-3.0, 3.0), st.sampled_from([np.nan, np.inf, -np.inf, 1e300, -1e300, 0.0]))
+# absurd but finite: ±(1 … 9.99) × 10^(3 … 307)
+ABSURD = st.builds(
+    lambda m, e, sign: sign * m * 10.0**e,
+    st.floats(1.0, 9.99),
+    st.integers(3, 307),
+    st.sampled_from([1.0, -1.0]),
+)
+NUMBER = st.one_of(
+    st.floats(-3.0, 3.0), st.sampled_from([np.nan, np.inf, -np.inf, 1e300, -1e300, 0.0]), ABSURD
+)
+# a rotation scaled to a tiny or huge norm (or left a unit quaternion)
+QUATERNION = st.builds(
+    lambda q, scale: tuple(scale * x / float(np.linalg.norm(q)) for x in q),
+    st.tuples(*[st.floats(-1.0, 1.0)] * 4).filter(lambda q: float(np.linalg.norm(q)) > 0.1),
+    st.one_of(st.just(1.0), st.floats(1e-12, 1e-3), st.builds(lambda e: 10.0**e, st.integers(1, 300))),
+)
 
 
 COUNTS: Counter = Counter()  # sequences, steps, checks: printed and asserted at the end
@@ -100,6 +124,7 @@ def node(tmp_path_factory):
         JointTrajectory, "/inverse_dynamics/joint_trajectory", 10
     )
     driver.wrenches = driver.node.create_publisher(WrenchStamped, "/inverse_dynamics/ee_wrench", 10)
+    driver.payloads = driver.node.create_publisher(InertiaStamped, "/inverse_dynamics/payload", 10)
     yield driver, proc
     driver.close()
     output = stop(proc)
@@ -116,6 +141,8 @@ class NodeSequences(RuleBasedStateMachine):
     def start(self, robot: str) -> None:
         self.law = Law()
         self.current: str | None = None  # robot of the model the node must be running (set below)
+        self.wrenched: set[str] = set()  # links a wrench message named (cleared before each check)
+        self.payload = False  # a payload message was sent (removed before each check)
         self.driver.set_parameters(dict(self.law.values))  # each sequence starts from the same law
         self.rng = np.random.default_rng(0)
         COUNTS["sequences"] += 1
@@ -166,9 +193,12 @@ class NodeSequences(RuleBasedStateMachine):
         self.driver.spin(0.01)
 
     @rule(
-        robot=st.sampled_from(sorted(TEXTS)), times=st.lists(st.floats(-0.5, 2.0), max_size=3), value=NUMBER
+        robot=st.sampled_from(sorted(TEXTS)),
+        times=st.lists(st.one_of(st.floats(-0.5, 2.0), st.floats(1e3, 2e9)), max_size=3),
+        value=NUMBER,
+        velocity=st.one_of(st.none(), NUMBER),
     )
-    def trajectory(self, robot: str, times, value: float) -> None:
+    def trajectory(self, robot: str, times, value: float, velocity: float | None) -> None:
         names = list(MODELS[robot].joint_names)
         msg = JointTrajectory(joint_names=names)
         for t in times:
@@ -176,6 +206,7 @@ class NodeSequences(RuleBasedStateMachine):
             msg.points.append(
                 JointTrajectoryPoint(
                     positions=[float(value)] * len(names),
+                    velocities=[] if velocity is None else [float(velocity)] * len(names),
                     time_from_start=Duration(sec=sec, nanosec=int((t - sec) * 1e9)),
                 )
             )
@@ -214,14 +245,38 @@ class NodeSequences(RuleBasedStateMachine):
             self.law.values[name] = [float(x) for x in value] if isinstance(value, list) else value
 
     @rule(
-        frame=st.sampled_from(["", "root", "tip", "world"]), values=st.lists(NUMBER, min_size=6, max_size=6)
+        frame=st.sampled_from(["", "root", "tip", "world", "moving", "moving"]),
+        values=st.lists(NUMBER, min_size=6, max_size=6),
     )
     def wrench(self, frame: str, values) -> None:
+        if frame == "moving":  # a link of the current model that moves: the wrench may be taken
+            if self.current is None:
+                return
+            frame = moving_link(MODELS[self.current])
+            self.wrenched.add(frame)
         msg = WrenchStamped()
         msg.header.frame_id = frame
         f, t = msg.wrench.force, msg.wrench.torque
         f.x, f.y, f.z, t.x, t.y, t.z = (float(v) for v in values)
         self.driver.wrenches.publish(msg)
+        self.driver.spin(0.01)
+
+    @rule(
+        mass=st.one_of(st.floats(0.0, 5.0), ABSURD, st.just(np.nan)),
+        com=st.lists(NUMBER, min_size=3, max_size=3),
+        inertia=st.lists(st.one_of(st.floats(0.0, 0.1), NUMBER), min_size=6, max_size=6),
+    )
+    def payload(self, mass: float, com, inertia) -> None:
+        if self.current is None:
+            return
+        msg = InertiaStamped()
+        msg.header.frame_id = moving_link(MODELS[self.current])
+        i = msg.inertia
+        i.m = float(mass)
+        i.com.x, i.com.y, i.com.z = (float(v) for v in com)
+        i.ixx, i.ixy, i.ixz, i.iyy, i.iyz, i.izz = (float(v) for v in inertia)
+        self.driver.payloads.publish(msg)
+        self.payload = True
         self.driver.spin(0.01)
 
     # --- invariants -------------------------------------------------------------------------
@@ -237,22 +292,30 @@ class NodeSequences(RuleBasedStateMachine):
         if self.current is None:
             return
         model = MODELS[self.current]
-        self.driver.trajectories.publish(JointTrajectory())  # cancel: the check is the law at rest
-        self.driver.spin(0.02)
+        d = self.driver
+        self._good_inputs()
         q = self.rng.uniform(-1.0, 1.0, model.nv)
         qd = self.rng.uniform(-1.0, 1.0, model.nv)
-        got = None
-        for _ in range(5):  # the cancel and the state travel on two topics: either may come first
-            got = self.driver.command_for(self.driver.state(model.joint_names, q, qd), timeout=1.0)
-            if got is not None:
-                break
-        assert got is not None, f"no command for a complete joint_states of {self.current}"
         want = self.law.command(model, q, qd)
-        assert np.allclose(got, want, rtol=1e-9, atol=1e-9), (self.current, got, want)
-        COUNTS["checks"] += 1
+        within_one_cycle(
+            lambda: d.command_for(d.state(model.joint_names, q, qd), timeout=1.0), want, self.current
+        )
+
+    def _good_inputs(self) -> None:
+        """The good inputs back: the trajectory cancelled (the law at rest), no wrench (a zero one
+        clears its link), no payload (mass 0 removes it)."""
+        d = self.driver
+        d.trajectories.publish(JointTrajectory())
+        for link in sorted(self.wrenched):
+            d.wrenches.publish(WrenchStamped(header=Header(frame_id=link)))
+        if self.payload:
+            d.payloads.publish(InertiaStamped())
+        self.wrenched, self.payload = set(), False
+        d.spin(0.02)
 
     def _wait_for_model(self, robot: str) -> None:
         """Until the node answers as this robot's model does (same names may be another model)."""
+        self._good_inputs()  # a wrench or payload on a link both models have is kept
         model = MODELS[robot]
         q = np.linspace(-1.0, 1.0, model.nv)
         want = self.law.command(model, q, np.zeros(model.nv))
@@ -263,6 +326,29 @@ class NodeSequences(RuleBasedStateMachine):
             if got is not None and len(got) == model.nv and np.allclose(got, want, rtol=1e-9, atol=1e-9):
                 return
         raise AssertionError(f"the node did not take the {robot} description")
+
+
+def moving_link(model: RobotModel) -> str:
+    """The last link of `model` that moves with a joint (a wrench or payload there acts)."""
+    return [name for name, frame in model.link_frames.items() if frame.body >= 0][-1]
+
+
+def within_one_cycle(answer, want: np.ndarray, what) -> None:
+    """Answers (`answer()`: the command for a good state, None when none came) equal `want` (1e-9)
+    by the second at the latest: the first may come before the good inputs did, no later one."""
+    answers = []
+    for _ in range(5):  # None: not answered within the wait (a loaded machine); ask again
+        got = answer()
+        if got is None:
+            continue
+        answers.append(got)
+        if np.allclose(got, want, rtol=1e-9, atol=1e-9):
+            COUNTS["checks"] += 1
+            return
+        assert len(answers) < 2, (
+            f"{what}: off the core's command for more than one cycle: {answers} != {want}"
+        )
+    raise AssertionError(f"{what}: no command for a complete good state ({answers}, want {want})")
 
 
 def test_interleaved_events_never_end_the_node_nor_publish_a_bad_command(node) -> None:
@@ -424,20 +510,24 @@ class FloatingSequences(RuleBasedStateMachine):
         child=st.sampled_from(["base_link", "base_link", "FL_FOOT", "", "odom"]),
         world=st.sampled_from(["odom", "odom", "", "map"]),
         values=st.lists(NUMBER, min_size=13, max_size=13),
+        quat=st.one_of(st.none(), QUATERNION),
         offset=st.sampled_from([0.0, 0.0, -2 * TIMEOUT, 2 * TIMEOUT, -1.7e9]),
     )
-    def odometry(self, child: str, world: str, values, offset: float) -> None:
+    def odometry(self, child: str, world: str, values, quat, offset: float) -> None:
+        if quat is not None:  # a rotation of any norm, the other fields as drawn
+            values = [*values[:3], *quat, *values[7:]]
         self.driver.odometry.publish(stamped(self.driver, odometry_msg(child, world, values), offset))
         self.driver.spin(0.01)
 
     @rule(
         frame=st.sampled_from(["base_link", "FL_FOOT", "", "nowhere"]),
-        values=st.lists(NUMBER, min_size=7, max_size=7),
+        quat=st.one_of(st.lists(NUMBER, min_size=4, max_size=4), QUATERNION),
+        omega=st.lists(NUMBER, min_size=3, max_size=3),
         absent=st.booleans(),
         offset=st.sampled_from([0.0, -2 * TIMEOUT]),
     )
-    def imu(self, frame: str, values, absent: bool, offset: float) -> None:
-        self.driver.imu.publish(stamped(self.driver, imu_msg(frame, values[:4], values[4:], absent), offset))
+    def imu(self, frame: str, quat, omega, absent: bool, offset: float) -> None:
+        self.driver.imu.publish(stamped(self.driver, imu_msg(frame, quat, omega, absent), offset))
         self.driver.spin(0.01)
 
     @rule(mask=st.lists(st.integers(0, 255), max_size=5))
@@ -483,15 +573,11 @@ class FloatingSequences(RuleBasedStateMachine):
         links = [link for link in self.stance.values["contacts.links"] if link]
         d.mask.publish(UInt8MultiArray(data=[1] * len(links)))
         odom = [0.0, 0.0, 0.3, *BASE_QUAT, 0.0, 0.0, 0.0, *BASE_OMEGA]
-        for _ in range(5):
-            d.odometry.publish(stamped(d, odometry_msg("base_link", "odom", odom)))
-            d.imu.publish(stamped(d, imu_msg("base_link", BASE_QUAT, BASE_OMEGA)))
-            d.spin(0.03)
-            model = FLOATING_MODELS[self.current]
-            got = d.command_for(d.state(model.joint_names, q, np.zeros(model.njoints)), timeout=0.5)
-            if got is not None:
-                return got
-        return None
+        d.odometry.publish(stamped(d, odometry_msg("base_link", "odom", odom)))
+        d.imu.publish(stamped(d, imu_msg("base_link", BASE_QUAT, BASE_OMEGA)))
+        d.spin(0.03)
+        model = FLOATING_MODELS[self.current]
+        return d.command_for(d.state(model.joint_names, q, np.zeros(model.njoints)), timeout=0.5)
 
     @invariant()
     def commands_like_the_core(self) -> None:
@@ -500,18 +586,9 @@ class FloatingSequences(RuleBasedStateMachine):
         model = FLOATING_MODELS[self.current]
         q = POSTURE[self.current] + self.rng.uniform(-0.1, 0.1, model.njoints)
         want = self.stance.command(model, q)
-        # the mask, odometry, IMU and joint_states are separate topics: under load the state may be
-        # answered before the node has taken the others, so the answer may lag them by a few
-        # messages; it must equal the core's once they have arrived
-        for _ in range(5):
-            got = self._command(q)
-            assert got is not None, (
-                f"no command for a complete state of {self.current}: {self.driver.latest_diagnostics()}"
-            )
-            if np.allclose(got, want, rtol=1e-9, atol=1e-9):
-                break
-        assert np.allclose(got, want, rtol=1e-9, atol=1e-9), (self.current, self.stance.values, got, want)
-        COUNTS["checks"] += 1
+        # the mask, odometry, IMU and joint_states are separate topics: the first answer may come
+        # before the node has taken the others; the second must be the core's
+        within_one_cycle(lambda: self._command(q), want, (self.current, self.stance.values))
 
     def _wait_for_model(self, robot: str) -> None:
         model = FLOATING_MODELS[robot]
@@ -542,4 +619,149 @@ def test_floating_base_events_never_end_the_node_nor_publish_a_bad_command(float
         f"floating sequences {COUNTS['sequences']}, steps {COUNTS['steps']}, core checks {COUNTS['checks']}, "
         f"efforts checked {published}"
     )
+    assert COUNTS["sequences"] >= sequences and COUNTS["steps"] >= sequences * STEPS // 2
+
+
+# --- the gravity from ~/imu: gravity_source imu_acceleration (low-passed) or imu_orientation ------
+
+IMU_PANDA = TEXTS["panda"].replace(
+    "</robot>",
+    '<link name="imu_link"/><joint name="imu_mount" type="fixed"><parent link="panda_link0"/>'
+    '<child link="imu_link"/><origin xyz="0.1 -0.05 0.02" rpy="0 0.3 0"/></joint></robot>',
+)
+IMU_MODEL = RobotModel.from_urdf(IMU_PANDA, tip_link="panda_hand")
+IMU_BOUNDS = dict(zip(IMU_MODEL.joint_names, IMU_MODEL.effort_limit, strict=True))
+G_EFF = np.array([0.4, -0.3, -9.6])  # root axes: what the good IMU samples give
+TILT = (0.0, float(np.sin(0.05)), 0.0, float(np.cos(0.05)))  # the IMU's orientation in the world
+
+
+def r_root_imu() -> np.ndarray:
+    c, s = np.cos(0.3), np.sin(0.3)
+    return np.array([[c, 0.0, s], [0.0, 1.0, 0.0], [-s, 0.0, c]])
+
+
+def rot_of(x: float, y: float, z: float, w: float) -> np.ndarray:
+    return np.array(
+        [
+            [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
+            [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
+            [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)],
+        ]
+    )
+
+
+F_GOOD = r_root_imu().T @ -G_EFF  # the specific force in the IMU's axes
+G_TILT = r_root_imu() @ (rot_of(*TILT).T @ np.array([0.0, 0.0, -9.81]))
+
+
+def gravity_imu(driver: Driver, f=F_GOOD, omega=None, quat=TILT) -> Imu:
+    msg = Imu()
+    msg.header.frame_id = "imu_link"
+    a, o = msg.linear_acceleration, msg.orientation
+    a.x, a.y, a.z = (float(v) for v in f)
+    o.x, o.y, o.z, o.w = (float(v) for v in quat)
+    if omega is None:
+        msg.angular_velocity_covariance[0] = -1.0
+    else:
+        w = msg.angular_velocity
+        w.x, w.y, w.z = (float(v) for v in omega)
+    return stamped(driver, msg)
+
+
+@pytest.fixture
+def imu_node(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("imu_sequences")
+    params = {
+        "robot_description": IMU_PANDA, "tip_link": "panda_hand", "joint_states_timeout": TIMEOUT,
+        "gravity_source": "imu_acceleration", "imu.cutoff_frequency": 5.0, "imu.timeout": TIMEOUT,
+        "diagnostics_period": 0.2, **FRICTION_OFF,
+    }  # fmt: skip
+    proc = start_node(tmp, params)
+    driver = Driver("imu_sequence_driver", IMU_BOUNDS)
+    driver.imu = driver.node.create_publisher(Imu, "/inverse_dynamics/imu", 10)  # type: ignore[attr-defined]
+    yield driver, proc
+    driver.close()
+    output = stop(proc)
+    assert "Traceback" not in output, output[-3000:]
+
+
+class ImuSequences(RuleBasedStateMachine):
+    """IMU samples with absurd fields among good ones: none may reach the low-pass filter (its
+    state would hold the gravity off for as long as it takes to forget them: 23 s for 1e308)."""
+
+    driver: Driver
+    proc = None
+
+    @initialize(source=st.sampled_from(["imu_acceleration", "imu_orientation"]))
+    def start(self, source: str) -> None:
+        assert self.driver.set_parameters({"gravity_source": source})[0].successful
+        self.want_gravity = G_EFF if source == "imu_acceleration" else G_TILT
+        self.rng = np.random.default_rng(0)
+        COUNTS["sequences"] += 1
+        end = time.monotonic() + 120.0  # the node may be starting
+        while time.monotonic() < end and self._answer(np.zeros(7)) is None:
+            pass
+
+    @rule(field=st.integers(0, 2), value=st.one_of(ABSURD, st.sampled_from([np.nan, np.inf])))
+    def absurd_force(self, field: int, value: float) -> None:
+        f = F_GOOD.copy()
+        f[field] = value
+        self.driver.imu.publish(gravity_imu(self.driver, f=f))
+        self.driver.spin(0.01)
+
+    @rule(omega=st.lists(st.one_of(ABSURD, st.floats(-0.1, 0.1)), min_size=3, max_size=3))
+    def absurd_rate(self, omega) -> None:
+        if max(abs(w) for w in omega) < 1e3:
+            return  # a plausible rate is a real sample, not this machine's concern
+        self.driver.imu.publish(gravity_imu(self.driver, omega=omega))
+        self.driver.spin(0.01)
+
+    @rule(quat=QUATERNION)
+    def odd_orientation(self, quat) -> None:
+        if abs(math.hypot(*quat) - 1.0) <= 1e-3:
+            return  # a unit quaternion: another real orientation, not this machine's concern
+        self.driver.imu.publish(gravity_imu(self.driver, quat=quat))
+        self.driver.spin(0.01)
+
+    @rule(values=st.lists(NUMBER, min_size=14, max_size=14))
+    def joint_states(self, values) -> None:
+        self.driver.joint_states.publish(self.driver.state(IMU_MODEL.joint_names, values[:7], values[7:]))
+        self.driver.spin(0.01)
+
+    def _answer(self, q: np.ndarray) -> np.ndarray | None:
+        d = self.driver
+        for _ in range(3):  # good samples at about 100 Hz
+            d.imu.publish(gravity_imu(d))
+            d.spin(0.01)
+        return d.command_for(d.state(IMU_MODEL.joint_names, q, np.zeros(7)), timeout=0.5)
+
+    @invariant()
+    def alive_and_bounded(self) -> None:
+        COUNTS["steps"] += 1
+        assert self.proc.poll() is None, "the node process ended"
+        self.driver.check_published_efforts()
+
+    @invariant()
+    def commands_like_the_core(self) -> None:
+        q = self.rng.uniform(-1.0, 1.0, 7)
+        tau = gravity_torques(IMU_MODEL, q, gravity=tuple(self.want_gravity))
+        want = np.clip(tau, -IMU_MODEL.effort_limit, IMU_MODEL.effort_limit)
+        within_one_cycle(lambda: self._answer(q), want, "imu gravity")
+
+
+def test_imu_gravity_events_never_poison_the_filter(imu_node) -> None:
+    driver, proc = imu_node
+    ImuSequences.driver, ImuSequences.proc = driver, proc
+    sequences = max(SEQUENCES // 3, 3)
+    run = settings(
+        max_examples=sequences,
+        stateful_step_count=STEPS,
+        deadline=None,
+        suppress_health_check=list(HealthCheck),
+        derandomize=os.environ.get("RNEA_FUZZ_RANDOM", "") == "",
+    )
+    COUNTS.clear()
+    run_state_machine_as_test(ImuSequences, settings=run)
+    assert proc.poll() is None
+    print(f"imu sequences {COUNTS['sequences']}, steps {COUNTS['steps']}, core checks {COUNTS['checks']}")
     assert COUNTS["sequences"] >= sequences and COUNTS["steps"] >= sequences * STEPS // 2

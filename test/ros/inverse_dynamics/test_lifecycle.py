@@ -17,6 +17,7 @@ import pytest
 from lifecycle_msgs.msg import Transition
 from lifecycle_msgs.srv import ChangeState, GetState
 from ros_install import WHEELS
+from std_msgs.msg import String
 
 from rnea_ros import RobotModel, gravity_torques, rnea
 from rnea_ros.model.example_robots import example_urdf_path
@@ -155,6 +156,96 @@ def test_configure_fails_with_a_bad_description_and_the_node_stays_unconfigured(
         driver.close()
         output = stop(proc)
     assert "configure failed: robot_description" in output and "Traceback" not in output, output
+
+
+PANDA = example_urdf_path("panda").read_text()
+
+
+@pytest.mark.parametrize(
+    ("where", "params", "description", "said"),
+    [
+        ("parameter", {"robot_description": URDF, "tip_link": "panda_hand"}, None, "panda_hand"),
+        ("topic", {"tip_link": "panda_hand"}, URDF, "panda_hand"),
+        ("topic", {"joints": ["panda_joint1"]}, URDF, "panda_joint1"),
+        ("topic", {}, None, "no robot_description on topic /robot_description within"),
+    ],
+    ids=["parameter_unknown_tip", "topic_unknown_tip", "topic_unknown_joint", "topic_silent"],
+)
+def test_configure_fails_without_a_model(tmp_path, where, params, description, said) -> None:
+    """Whatever keeps the model from being built (a tip_link or joint the description lacks, from
+    the parameter or the latched topic, or no description at all), configure fails saying why and
+    the node stays unconfigured; it once answered "Transitioning successful" without a model."""
+    lifecycle = "rnea_ros.nodes.inverse_dynamics.lifecycle"
+    proc = start_node(tmp_path, params, module=lifecycle)
+    driver = Driver(f"lifecycle_nomodel_driver_{where}")
+    try:
+        if description is not None:
+            driver.description.publish(String(data=description))
+        assert not change(driver, Transition.TRANSITION_CONFIGURE)
+        assert lifecycle_state(driver) == "unconfigured"
+        assert joint_states_subscribed(driver, False, timeout=1.0)
+    finally:
+        driver.close()
+        output = stop(proc)
+    assert "configure failed: " in output and said in output, output
+    assert "Traceback" not in output, output
+
+
+def test_configure_takes_the_latched_description_at_once(tmp_path) -> None:
+    """From the topic, configure has the model when it answers: the first state after activate
+    gets its command."""
+    proc = start_node(tmp_path, {"joint_states_timeout": 0.5, **FRICTION_OFF},
+                      module="rnea_ros.nodes.inverse_dynamics.lifecycle")  # fmt: skip
+    driver = Driver("lifecycle_topic_driver", dict(zip(NAMES, MODEL.effort_limit, strict=True)))
+    try:
+        driver.description.publish(String(data=URDF))
+        assert change(driver, Transition.TRANSITION_CONFIGURE)
+        assert driver.latest_diagnostics()["model_loaded"] == "True"
+        assert change(driver, Transition.TRANSITION_ACTIVATE)
+        commands_like_the_core(driver)
+    finally:
+        driver.close()
+        output = stop(proc)
+    assert "Traceback" not in output, output
+
+
+def test_the_hold_goes_out_in_effort_unit_as_every_command(tmp_path) -> None:
+    """effort_unit current (G 100, K_t 0.1 N m/A): the cycle's commands and the hold on deactivate
+    are both the clamped joint torque / (G K_t), in amps (the hold once went out in N m)."""
+    model = RobotModel.from_urdf(PANDA, tip_link="panda_hand")
+    names = list(model.joint_names)
+    params = {
+        "robot_description": PANDA, "tip_link": "panda_hand", "effort_unit": ["current"],
+        "gearing.ratio": [100.0], "gearing.torque_constant": [0.1], "joint_states_timeout": 0.5,
+        **FRICTION_OFF,
+    }  # fmt: skip
+    proc = start_node(tmp_path, params, module="rnea_ros.nodes.inverse_dynamics.lifecycle")
+    amps = 1.0 / (100.0 * 0.1)
+    driver = Driver("lifecycle_units_driver", dict(zip(names, model.effort_limit * amps, strict=True)))
+    try:
+        assert change(driver, Transition.TRANSITION_CONFIGURE)
+        assert change(driver, Transition.TRANSITION_ACTIVATE)
+        q = np.array([0.3, -0.6, 0.2, -2.2, 0.1, 1.7, 0.4])
+        qd = np.array([0.1, -0.2, 0.3, 0.1, -0.1, 0.2, 0.0])
+        got = driver.command_for(driver.state(names, q, qd))
+        limit = model.effort_limit
+        want = np.clip(rnea(model, q, qd, np.zeros(7)), -limit, limit) * amps
+        assert got is not None and np.allclose(got, want, atol=1e-9)
+        driver.spin(0.2)
+        before = len(driver.commands)
+        assert change(driver, Transition.TRANSITION_DEACTIVATE)
+        end = time.monotonic() + 5
+        while len(driver.commands) == before and time.monotonic() < end:
+            driver.spin(0.05)
+        assert len(driver.commands) == before + 1
+        hold = np.array(driver.commands[-1][1])
+        want_hold = np.clip(gravity_torques(model, q), -limit, limit) * amps
+        assert np.allclose(hold, want_hold, atol=1e-9), (hold, want_hold)
+        assert abs(hold[3]) < 3.0  # panda_joint4: about 2 A, not its ~20 N m sent as amps
+    finally:
+        driver.close()
+        output = stop(proc)
+    assert "Traceback" not in output, output
 
 
 def ros2_command() -> list[str] | None:

@@ -133,3 +133,39 @@ def test_model_swap_under_a_running_trajectory_and_broken_descriptions(tmp_path)
     assert proc.returncode in (0, -2)
     assert "Traceback" not in output, output
     assert "the running trajectory is cancelled" in output
+
+
+def test_a_swap_to_a_robot_whose_joints_are_not_published_says_missing_joints(tmp_path) -> None:
+    """Dropped before any model ("no model loaded"), then the UR5, then the Panda while only the
+    UR5's joints keep coming: /diagnostics and the log name the Panda joints that are missing and
+    the joints that do come (the ERROR once read "no model loaded", nothing was logged)."""
+    proc = start_node(tmp_path, {"joint_states_timeout": 0.2, "diagnostics_period": 0.2, **FRICTION_OFF})
+    ur5 = RobotModel.from_urdf(UR5)
+    names = list(ur5.joint_names)
+    bounds = dict(zip(names, ur5.effort_limit, strict=True)) | dict(
+        zip(FULL.joint_names, FULL.effort_limit, strict=True)
+    )
+    d = Driver("missing_joints_driver", bounds)
+    q = np.linspace(-1.0, 1.0, ur5.nv)
+    try:
+        for _ in range(5):  # before any model: dropped, "no model loaded"
+            d.joint_states.publish(d.state(names, q))
+            d.spin(0.05)
+        d.description.publish(String(data=UR5))
+        d.wait_for_commands(lambda: d.state(names, q), timeout=120.0)  # a loaded machine starts slowly
+        d.description.publish(String(data=PANDA))
+        diag: dict = {}
+        for _ in range(50):
+            diag = d.diagnostics_while_publishing(lambda: d.state(names, q))
+            if diag["level"] == 2 and diag["model"].startswith("panda"):
+                break
+        assert diag["level"] == 2 and diag["model_loaded"] == "True", diag
+        message = diag["message"]
+        assert "no model loaded" not in message, message
+        assert "no recent joint_states for panda_joint1, panda_joint2" in message, message
+        assert "the last joint_states without a commanded joint named shoulder_pan_joint" in message
+    finally:
+        d.close()
+        output = stop(proc)
+    assert "no recent joint_states for panda_joint1" in output, output[-3000:]
+    assert "Traceback" not in output

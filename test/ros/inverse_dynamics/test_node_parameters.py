@@ -83,9 +83,10 @@ def test_invalid_parameter_files_end_start_up_with_one_line(tmp_path, params, li
 
 
 def _constant_velocity(q: np.ndarray, v: np.ndarray) -> JointTrajectory:
-    """From q (joined from the measured state within 1 s) on at constant velocity v for 99 s."""
+    """From q (joined from the measured state within 1 s) on at constant velocity v for 19 s (the
+    targets stay within 6 rad of q: near the joints' range, as a plausible target must)."""
     msg = JointTrajectory(joint_names=NAMES)
-    for t in (1, 100):
+    for t in (1, 20):
         msg.points.append(
             JointTrajectoryPoint(
                 positions=(q + v * (t - 1)).tolist(), velocities=v.tolist(), accelerations=[0.0] * 6,

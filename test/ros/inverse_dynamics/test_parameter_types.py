@@ -1,7 +1,8 @@
-"""Integers given for double (and double-array) parameters are stored as doubles, so `ros2 param
-describe` and rqt_reconfigure keep the schema's type: for every double parameter of both nodes'
+"""`ros2 param describe` and rqt_reconfigure keep the schema's type: integers given for double (and
+double-array) parameters are stored as doubles, for every double parameter of both nodes'
 schemas, from a params file at start-up and through the set_parameters service (as `ros2 param
-set` and rqt_reconfigure call it), against the running node."""
+set` and rqt_reconfigure call it); a value of another type is refused and leaves the type as it
+was, for every tunable parameter; against the running node."""
 
 from __future__ import annotations
 
@@ -14,10 +15,12 @@ from pathlib import Path
 import pytest
 import yaml
 from rcl_interfaces.msg import ParameterType
-from rcl_interfaces.srv import GetParameters, SetParameters
+from rcl_interfaces.srv import DescribeParameters, GetParameters, SetParameters, SetParametersAtomically
+from rclpy.parameter import Parameter as RclpyParameter
 
 from rnea_ros.nodes.inverse_dynamics.params import INVERSE_DYNAMICS
 from rnea_ros.nodes.trajectory_feedforward import TRAJECTORY_FEEDFORWARD
+from rnea_ros.ros.parameters import ROS_TYPES
 from rnea_ros.ros.processes import die_with_parent
 from rnea_ros.ros.schema import Param
 from rnea_ros.testing.rosgraph import Driver, stop
@@ -112,6 +115,75 @@ def test_integers_for_doubles_are_stored_as_doubles(tmp_path: Path, node: str) -
         results = driver.set_parameters(tunable)
         assert all(r.successful for r in results), [r.reason for r in results]
         assert_doubles(get_parameters(driver, node, sorted(tunable)), tunable, schema)  # the service
+    finally:
+        driver.close()
+        output = stop(proc)
+    assert "Traceback" not in output, output
+
+
+def wrong_type(param: Param):
+    """A value of another type than the parameter's: what YAML makes of `1e9` (a string) for the
+    numbers and booleans, a double for the strings."""
+    return 1e9 if param.type.startswith("string") else "1e9"
+
+
+def describe(driver: Driver, node: str, names: list[str]) -> dict[str, int]:
+    """name → the type `ros2 param describe` shows, through the describe_parameters service."""
+    client = driver.node.create_client(DescribeParameters, f"/{node}/describe_parameters")
+    try:
+        assert client.wait_for_service(30.0), f"/{node}/describe_parameters not available"
+        for _ in range(30):
+            future = client.call_async(DescribeParameters.Request(names=names))
+            end = time.monotonic() + 3.0
+            while not future.done() and time.monotonic() < end:
+                driver.spin(0.01)
+            if future.done():
+                return {d.name: d.type for d in future.result().descriptors}
+            client.remove_pending_request(future)
+        raise AssertionError(f"/{node}/describe_parameters did not answer")
+    finally:
+        driver.node.destroy_client(client)
+
+
+@pytest.mark.parametrize("node", sorted(NODES))
+def test_a_refused_set_leaves_the_declared_type(tmp_path: Path, node: str) -> None:
+    """Every tunable parameter set to a value of another type is refused and `ros2 param describe`
+    still gives the schema's type (it said string after `ros2 param set ... 1e9`), also when an
+    atomic set is refused by rclpy's own range check after such a value."""
+    module, schema = NODES[node]
+    tunable = {name: p for name, p in schema.items() if not p.read_only}
+    log = (tmp_path / "node.log").open("w+")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", module], stdout=log, stderr=subprocess.STDOUT, text=True,
+        preexec_fn=die_with_parent,
+    )  # fmt: skip
+    proc.log = log  # type: ignore[attr-defined]
+    driver = Driver(f"describe_driver_{node}")
+    try:
+        wait_for_log(tmp_path / "node.log", "waiting for a URDF on topic robot_description")
+        driver.set_client = driver.node.create_client(SetParameters, f"/{node}/set_parameters")
+        results = driver.set_parameters({name: wrong_type(p) for name, p in tunable.items()})
+        assert not any(r.successful for r in results), [r.reason for r in results]
+        # the schema's reason, naming the parameter
+        assert all(name + ":" in r.reason for name, r in zip(tunable, results, strict=True))
+        want = {name: int(ROS_TYPES[p.type].value) for name, p in tunable.items()}
+        assert describe(driver, node, sorted(tunable)) == want
+        # atomically: a string for a double, then a double beyond its range (rclpy refuses it)
+        client = driver.node.create_client(SetParametersAtomically, f"/{node}/set_parameters_atomically")
+        assert client.wait_for_service(10.0)
+        request = SetParametersAtomically.Request(
+            parameters=[
+                RclpyParameter("effort_limit_scale", value="1e9").to_parameter_msg(),
+                RclpyParameter("diagnostics_period", value=1e9).to_parameter_msg(),
+                RclpyParameter("gravity", value=[0.0, 0.0, -1e9]).to_parameter_msg(),
+            ]
+        )
+        future = client.call_async(request)
+        end = time.monotonic() + 10.0
+        while not future.done() and time.monotonic() < end:
+            driver.spin(0.01)
+        assert future.done() and not future.result().result.successful
+        assert describe(driver, node, sorted(tunable)) == want
     finally:
         driver.close()
         output = stop(proc)

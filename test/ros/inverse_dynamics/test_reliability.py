@@ -7,6 +7,7 @@ message. Injected faults are in test_faults.py; the 30 s flood soak is bench/soa
 
 from __future__ import annotations
 
+import signal
 import time
 
 import numpy as np
@@ -226,3 +227,32 @@ def test_flood_keeps_memory_flat_and_latency_normal(running) -> None:
         f"round trip {after * 1e3:.2f} ms after vs {before * 1e3:.2f} ms before"
     )
     assert_commands_correctly(driver)
+
+
+def test_a_drain_judges_each_message_at_its_take(tmp_path) -> None:
+    """joint_states flooded faster than the node answers, so that it spends its time draining the
+    subscription; five times the node process is stopped for 0.5 s (SIGSTOP: a stall, as a loaded
+    machine gives) and the flood goes on. Every message is stamped on this machine's clock just
+    before it is sent, so none is from the future. A drain once judged every message against the
+    clock read when it began: after a stall inside it, the messages sent since were refused as
+    "stamped 0.5 s in the future (clock skew)"."""
+    proc = start_node(tmp_path, {**PARAMS, "joint_states_timeout": 0.3, "diagnostics_period": 0.2})
+    d = Driver("drain_driver", BOUNDS)
+
+    def stall() -> None:
+        proc.send_signal(signal.SIGSTOP)
+        time.sleep(0.5)
+        proc.send_signal(signal.SIGCONT)
+
+    try:
+        d.wait_for_commands(lambda: d.state(NAMES, Q, QD), timeout=120.0)  # a loaded machine starts slowly
+        sent = d.flood(d.state(NAMES, Q, QD), 5.5, 20000, every_second=stall)
+        diag = d.diagnostics_while_publishing(lambda: d.state(NAMES, Q, QD))
+        assert "rejected.clock_skew" not in diag, (sent, diag)
+        assert_commands_correctly(d)
+    finally:
+        proc.send_signal(signal.SIGCONT)
+        d.close()
+        output = stop(proc)
+    assert "in the future (clock skew)" not in output, output[-3000:]
+    assert "Traceback" not in output, output

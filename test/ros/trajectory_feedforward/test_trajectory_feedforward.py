@@ -477,6 +477,40 @@ def test_bad_trajectories_are_counted_and_the_node_carries_on(tmp_path, panda: P
     assert "no joint_states for" in output, output
 
 
+def test_the_work_per_trajectory_is_bounded_and_last_reason_says_why(tmp_path) -> None:
+    """A trajectory lasting 1e4 s (2e6 points every 5 ms: it once ended in MemoryError inside the
+    callback, last_reason still the previous trajectory's), one slowed down past the bound, and
+    absurd positions, velocities and times: each rejected with last_reason saying why, and a good
+    trajectory goes out after them."""
+    proc = start(tmp_path, {"robot_description": panda_urdf(), "joints": ARM, "diagnostics_period": 0.2})
+    driver = Driver("ff_bounded")
+    good = trajectory(ARM[:2], [0.0, 1.0], [HOME[:2], HOME[:2] + 0.1], np.zeros((2, 2)), np.zeros((2, 2)))
+    far = np.array([HOME[:2], HOME[:2] + 0.1])
+    cases = [
+        (trajectory(ARM[:2], [0.0, 1e4], far), "is 2e+06 points, more than 100000"),
+        (trajectory(ARM[:2], [0.0, 400.0], far), "is 8e+04 points"),  # within: goes out
+        (trajectory(ARM[:2], [0.0, 1e8], far), "time_from_start 1e+08 s is beyond the plausible"),
+        (trajectory(ARM[:2], [0.0, 1.0], [HOME[:2], [1e308, 0.0]]), "position of 'panda_joint1' is 1e+308"),
+        (trajectory(ARM[:2], [0.0, 1.0], far, [[0.0, 0.0], [0.0, 1e150]]), "velocity of 'panda_joint2'"),
+    ]
+    try:
+        driver.wait_ready()
+        assert driver.send(good) is not None
+        for msg, said in cases:
+            out = driver.send(msg)
+            reason = driver.status()["last_reason"]
+            if said == "is 8e+04 points":
+                assert out is not None and len(out.t) == 80001, reason
+                continue
+            assert out is None and said in reason, (said, reason)
+            assert driver.status()["last_outcome"] == "rejected"
+        assert driver.send(good) is not None  # still working
+    finally:
+        driver.close()
+        output = stop(proc)
+    assert proc.returncode == 0 and "Traceback" not in output and "MemoryError" not in output, output
+
+
 @pytest.mark.parametrize(
     ("params", "expected"),
     [

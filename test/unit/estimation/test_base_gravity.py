@@ -210,3 +210,46 @@ def test_missing_or_bad_input_is_refused_and_keeps_the_state() -> None:
         BaseGravity(MOUNT, "gps")
     with pytest.raises(RneaError, match="not a rotation"):
         BaseGravity(MOUNT, "orientation").update(0.0, orientation=[0, 0, 0, 0])
+
+
+def test_one_implausible_sample_never_reaches_the_filter() -> None:
+    """100 Hz samples of a constant specific force through the 5 Hz low-pass: the filtered
+    gravity is that force's, exactly; a sample beyond 16 g (1e3 or 1e308 m/s²), an angular
+    velocity beyond 2000 °/s or one whose lever-arm terms give an effective gravity beyond 16 g
+    is refused naming the value, and the next good sample gives the same gravity as if it had
+    never come (a 1e308 sample once held the filter off for 23 s)."""
+    mount = ImuMount("imu", np.eye(3), np.array([0.5, 0.0, 0.0]))
+    est = BaseGravity(mount, "specific_force", 5.0)
+    f, omega = np.array([0.3, -0.2, G]), np.array([0.0, 0.0, 0.2])
+    want = gravity_from_specific_force(mount, f, omega)  # constant ω: no α, the centripetal term
+    t = 0.0
+    for _ in range(10):
+        t += 0.01
+        assert np.array_equal(est.update(t, specific_force=f, angular_velocity=omega), want)
+    force = "specific force .* beyond the plausible 157"
+    rate = "angular velocity .* beyond the plausible 34.9"
+    bad = [
+        ({"specific_force": [0.0, 0.0, 1e308], "angular_velocity": omega}, force),
+        ({"specific_force": [1e3, 0.0, G], "angular_velocity": omega}, force),
+        ({"specific_force": f, "angular_velocity": [0.0, 0.0, 1e308]}, rate),
+        # 30 rad/s is plausible, but from 0.2 rad/s within 10 ms: α × r = 1490 m/s² at 0.5 m
+        ({"specific_force": f, "angular_velocity": [0.0, 0.0, 30.0]}, "effective gravity of the sample"),
+    ]  # fmt: skip
+    for sample, said in bad:
+        t += 0.01
+        with pytest.raises(RneaError, match=said):
+            est.update(t, **sample)
+        t += 0.01
+        assert np.array_equal(est.update(t, specific_force=f, angular_velocity=omega), want)
+
+
+def test_orientations_must_be_unit_quaternions() -> None:
+    est = BaseGravity(MOUNT, "orientation")
+    level = est.update(0.0, orientation=[0, 0, 0, 1]).copy()
+    for quat in ([0, 1e-8, 0, 0], [0, 0, 0, 2], [0, 0, 0, 1.0011], [0, 0, 0, 1e308]):
+        with pytest.raises(RneaError, match="not 1 within 0.001"):
+            est.update(1.0, orientation=quat)
+        assert np.array_equal(est.gravity, level)  # kept
+    assert np.allclose(
+        est.update(2.0, orientation=[0, 0, 0, 1.0009]), level, atol=1e-15
+    )  # within: normalised
