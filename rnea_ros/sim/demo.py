@@ -38,6 +38,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
+import numpy as np
+
 from rnea_ros.sim.processes import Processes, start_nodes
 from rnea_ros.sim.report import RealTimeLost
 from rnea_ros.sim.scenario import Config, make_config, write_parameters
@@ -87,7 +89,10 @@ def argument_parser() -> argparse.ArgumentParser:
     """The demo's options (launch/demo.launch.py passes the same ones to the nodes and to
     `--attach`)."""
     parser = argparse.ArgumentParser(prog="python -m rnea_ros.demo", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--urdf", help="robot description (default: example-robot-data's Panda)")
+    parser.add_argument(
+        "--urdf", help="robot description (default: example-robot-data's Panda, or the --plant's robot)"
+    )
+    add_plant_arguments(parser)
     parser.add_argument("--joints", nargs="+", help="joints the node commands (default: the arm's chain)")
     parser.add_argument("--kp", type=float, nargs="+", help="feedback.kp, one or per joint, N m/rad")
     parser.add_argument("--kd", type=float, nargs="+", help="feedback.kd, one or per joint, N m s/rad")
@@ -108,6 +113,38 @@ def argument_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--attach", action="store_true", help="supervise nodes started elsewhere")
     return parser
+
+
+def add_plant_arguments(parser: argparse.ArgumentParser) -> None:
+    """--plant and --plant-joints (every demo of the node on a simulated arm takes them)."""
+    parser.add_argument(
+        "--plant",
+        help="an MJCF file (e.g. MuJoCo Menagerie's panda.xml) the simulator runs instead of the URDF; "
+        "the node keeps the URDF",
+    )
+    parser.add_argument(
+        "--plant-joints",
+        nargs="+",
+        metavar="URDF_JOINT=PLANT_JOINT",
+        help="pair the plant's joints with the URDF's (default: by chain order)",
+    )
+
+
+def check_plant(urdf: str, plant: str, pairs: tuple[str, ...] = ()) -> str:
+    """One line on how the plant stands for the URDF; Refused (a ValueError) when it does not
+    (rnea_ros.sim.foreign_plant)."""
+    from rnea_ros.sim.foreign_plant import load_mjcf, match
+
+    model, _ = load_mjcf(plant)
+    found = match(urdf, model, pairs)
+    p = found.base_transform[1]
+    held = f"; held, the plant's only: {list(found.plant_only)}" if found.plant_only else ""
+    absent = f"; constant, the URDF's only: {list(found.urdf_only)}" if found.urdf_only else ""
+    return (
+        f"plant {plant}: kinematics shared (flange within {1000 * found.flange_error[0]:.2g} mm, "
+        f"{float(np.degrees(found.flange_error[1])):.2g} deg; base at {np.round(p, 4).tolist()} m); "
+        f"joints {found.describe()}{held}{absent}"
+    )
 
 
 def stopped_early(exc: RealTimeLost, json_path: str | None) -> None:
@@ -131,6 +168,7 @@ def main(argv: list[str] | None = None) -> int:
     cast(io.TextIOWrapper, sys.stdout).reconfigure(line_buffering=True)
     try:
         config = make_config(args)
+        plant = check_plant(config.urdf, config.plant, config.plant_joints) if config.plant else ""
     except (OSError, ValueError) as exc:  # no such file, not a URDF (URDFError), refused, bad option
         print(f"demo: {exc}", file=sys.stderr)
         if args.json:
@@ -147,6 +185,8 @@ def main(argv: list[str] | None = None) -> int:
         f"simulated ({mode}), hold {config.hold:g} s, trajectories {config.trajectory:g} s, "
         f"PD gains (same in every phase) kp {_round(config.kp)} N m/rad, kd {_round(config.kd)} N m s/rad",
     )
+    if plant:
+        print(f"  {plant}")
     processes = None if args.attach else Processes(out / "demo_logs")
     try:
         with tempfile.TemporaryDirectory(prefix="rnea_demo_") as tmp:
