@@ -152,7 +152,9 @@ class Match:
         return pairs
 
 
-def _pairs_given(pairs: Sequence[str], urdf_names: Sequence[str], plant_names: Sequence[str]) -> dict[str, str]:
+def _pairs_given(
+    pairs: Sequence[str], urdf_names: Sequence[str], plant_names: Sequence[str]
+) -> dict[str, str]:
     given: dict[str, str] = {}
     for item in pairs:
         u, sep, p = item.partition("=")
@@ -160,9 +162,13 @@ def _pairs_given(pairs: Sequence[str], urdf_names: Sequence[str], plant_names: S
         if not sep or not u or not p:
             raise Mismatch(f"plant joint pair '{item}' is not URDF_JOINT=PLANT_JOINT")
         if u not in urdf_names:
-            raise Mismatch(f"plant joint pair '{item}': '{u}' is not a movable joint of the URDF {list(urdf_names)}")
+            raise Mismatch(
+                f"plant joint pair '{item}': '{u}' is not a movable joint of the URDF {list(urdf_names)}"
+            )
         if p not in plant_names:
-            raise Mismatch(f"plant joint pair '{item}': '{p}' is not a joint of the plant {list(plant_names)}")
+            raise Mismatch(
+                f"plant joint pair '{item}': '{p}' is not a joint of the plant {list(plant_names)}"
+            )
         if u in given or p in given.values():
             raise Mismatch(f"plant joint pair '{item}': a joint paired twice")
         given[u] = p
@@ -202,16 +208,18 @@ def pair_joints(model: RobotModel, plant: mujoco.MjModel, pairs: Sequence[str] =
         if len(u_grip) == len(p_grip) and kinds == [int(plant.jnt_type[i]) for i in p_grip]:
             mapping.update((u_names[i], p_names[j]) for i, j in zip(u_grip, p_grip, strict=True))
     for u, p in mapping.items():
-        kind = URDF_KIND.get(model.joint_types[model.joint_index(u)], -1)
-        if kind != int(plant.joint(p).type[0]):
-            raise Mismatch(f"URDF joint '{u}' ({model.joint_types[model.joint_index(u)]}) and plant joint '{p}' are of different kinds")
+        utype = model.joint_types[model.joint_index(u)]
+        if URDF_KIND.get(utype, -1) != int(plant.joint(p).type[0]):
+            raise Mismatch(f"URDF joint '{u}' ({utype}) and plant joint '{p}' are of different kinds")
     return mapping
 
 
 class _Sides:
     """Axis lines and flange frames of both models relative to their bases."""
 
-    def __init__(self, model: RobotModel, urdf: str, plant: mujoco.MjModel, chain: list[str], partners: list[str]):
+    def __init__(
+        self, model: RobotModel, urdf: str, plant: mujoco.MjModel, chain: list[str], partners: list[str]
+    ):
         self.model, self.plant = model, plant
         joints = {j.name: j for j in parse_urdf(urdf).joints}
         self.u_child = [joints[j].child for j in chain]
@@ -318,7 +326,10 @@ class _Search:
 
     def _note(self, k: int, error: tuple[float, float]) -> None:
         k0, e0 = self.deepest
-        if k > k0 or (k == k0 and error[0] / POSITION_TOL + error[1] / ANGLE_TOL < e0[0] / POSITION_TOL + e0[1] / ANGLE_TOL):
+        if k > k0 or (
+            k == k0
+            and error[0] / POSITION_TOL + error[1] / ANGLE_TOL < e0[0] / POSITION_TOL + e0[1] / ANGLE_TOL
+        ):
             self.deepest = (k, error)
 
     def _step(self, k: int, sign: np.ndarray, offset: np.ndarray):
@@ -378,7 +389,9 @@ def _sample(model: RobotModel, index: list[int], rng: np.random.Generator, count
     return rng.uniform(lo, hi, (count, len(index)))
 
 
-def match(urdf: str, plant: mujoco.MjModel, pairs: Sequence[str] = (), samples: int = SAMPLES, seed: int = 0) -> Match:
+def match(
+    urdf: str, plant: mujoco.MjModel, pairs: Sequence[str] = (), samples: int = SAMPLES, seed: int = 0
+) -> Match:
     """Pair and check the plant against the URDF (module docstring); Mismatch when they differ."""
     model = RobotModel.from_urdf(urdf)
     mapping = pair_joints(model, plant, pairs)
@@ -394,8 +407,10 @@ def match(urdf: str, plant: mujoco.MjModel, pairs: Sequence[str] = (), samples: 
     found = search.run()
     if found is None:
         k, (dist, angle) = search.deepest
-        where = f"joint '{chain[k]}' (plant '{partners[k]}')" if k < len(chain) else (
-            f"the flange ('{sides.u_child[-1]}' / '{plant.body(sides.p_flange).name}')"
+        where = (
+            f"joint '{chain[k]}' (plant '{partners[k]}')"
+            if k < len(chain)
+            else (f"the flange ('{sides.u_child[-1]}' / '{plant.body(sides.p_flange).name}')")
         )
         raise Mismatch(
             f"the plant does not have the URDF's kinematics: {where} is off by {1000 * dist:.3g} mm, "
@@ -431,7 +446,9 @@ def match(urdf: str, plant: mujoco.MjModel, pairs: Sequence[str] = (), samples: 
     rb_m, pb_m = d.xmat[sides.p_base].reshape(3, 3).copy(), d.xpos[sides.p_base].copy()
     rb_u, pb_u = link_pose(model, sides.u_rest, sides.u_base)
     g_m, g_u = rb_m.T @ plant.opt.gravity, rb_u.T @ np.array(GRAVITY)
-    tilt = float(np.arccos(np.clip(g_m @ g_u / max(np.linalg.norm(g_m) * np.linalg.norm(g_u), 1e-300), -1, 1)))
+    tilt = float(
+        np.arccos(np.clip(g_m @ g_u / max(np.linalg.norm(g_m) * np.linalg.norm(g_u), 1e-300), -1, 1))
+    )
     if tilt > ANGLE_TOL or abs(np.linalg.norm(g_m) - np.linalg.norm(g_u)) > 1e-6 * np.linalg.norm(g_u):
         raise Mismatch(
             f"gravity differs: {np.round(g_m, 4).tolist()} m/s^2 in the plant's base "

@@ -178,7 +178,10 @@ class MujocoArm:
             exposed = [*model.joint_names, *self._plant_only]
             dof = [names.index(pairs[j]) if j in pairs else -1 for j in model.joint_names]
             dof += [names.index(n) for n in found.plant_only]
-            sign = np.array([found.sign_of(j) if j in pairs else 1.0 for j in model.joint_names] + [1.0] * len(found.plant_only))
+            sign = np.array(
+                [found.sign_of(j) if j in pairs else 1.0 for j in model.joint_names]
+                + [1.0] * len(found.plant_only)
+            )
             offset = np.array(
                 [float(found.offset[found.urdf.index(j)]) if j in pairs else 0.0 for j in model.joint_names]
                 + [0.0] * len(found.plant_only)
@@ -193,7 +196,9 @@ class MujocoArm:
         self._sign, self._offset = sign, offset
         self._sign_r, self._offset_r = sign[self._real], offset[self._real]
         self._fixed_q = np.zeros(self.nv)  # joints the plant lacks: their constant position
-        ends = np.sort(np.stack([sign * (lower[self._dof] - offset), sign * (upper[self._dof] - offset)]), axis=0)
+        ends = np.sort(
+            np.stack([sign * (lower[self._dof] - offset), sign * (upper[self._dof] - offset)]), axis=0
+        )
         self.lower = np.where(self._dof >= 0, ends[0], urdf_lower)  # rad or m
         self.upper = np.where(self._dof >= 0, ends[1], urdf_upper)
         force = np.sort(np.stack([sign * limits[self._dof, 0], sign * limits[self._dof, 1]]), axis=0)
@@ -222,7 +227,11 @@ class MujocoArm:
         dry friction level (N m or N) as set in the model, joint_names order (0 where none)."""
         m = self.model
         out = {}
-        for key, values in (("armature", m.dof_armature), ("damping", self.damping), ("coulomb", self.coulomb)):
+        for key, values in (
+            ("armature", m.dof_armature),
+            ("damping", self.damping),
+            ("coulomb", self.coulomb),
+        ):
             row = np.zeros(self.nv)
             row[self._real] = values[self._dof_r]
             out[key] = row
@@ -271,7 +280,11 @@ class MujocoArm:
         clamped into their limits), time 0. Held joints are then held where they are."""
         mujoco.mj_resetData(self.model, self.data)
         q = np.clip(np.zeros(self.nv), self.lower, self.upper)
-        q[self._real] = np.clip(self._sign_r * (self.model.qpos0[self._dof_r] - self._offset_r), self.lower[self._real], self.upper[self._real])
+        q[self._real] = np.clip(
+            self._sign_r * (self.model.qpos0[self._dof_r] - self._offset_r),
+            self.lower[self._real],
+            self.upper[self._real],
+        )
         for name, value in (positions or {}).items():
             q[self.indices([name])[0]] = float(value)
         if not np.all(np.isfinite(q)):
@@ -291,7 +304,9 @@ class MujocoArm:
         tau = self._to_model(np.clip(tau, self.effort_lower, self.effort_upper))
         d = self.data
         if self._held_dof.size:
-            tau[self._held_dof] = self.hold_kp * (self.hold_target - d.qpos[self._held_dof])  # damping: implicit
+            tau[self._held_dof] = self.hold_kp * (
+                self.hold_target - d.qpos[self._held_dof]
+            )  # damping: implicit
         d.qfrc_applied[:] = tau
         self.applied = self._from_model(tau - self._servo_damping * d.qvel)
         if self._implicit:
