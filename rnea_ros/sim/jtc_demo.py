@@ -43,6 +43,7 @@ from rnea_ros.friction.model import Friction
 from rnea_ros.identification.excitation import design
 from rnea_ros.model.example_robots import example_urdf_path
 from rnea_ros.model.robot_model import RobotModel
+from rnea_ros.sim.demo import add_plant_arguments, check_plant
 from rnea_ros.sim.jtc_report import Points, Run, plot, summarize, table
 from rnea_ros.sim.processes import Processes
 from rnea_ros.trajectory.efforts import resample, trajectory_efforts
@@ -110,7 +111,8 @@ def node_parameters(urdf: str) -> dict:
     }
 
 
-def sim_parameters(urdf: str) -> dict:
+def sim_parameters(urdf: str, plant: str = "", plant_joints: tuple[str, ...] = ()) -> dict:
+    """The simulator's parameters; `plant`: an MJCF it runs instead of the URDF (--plant)."""
     gains = {}
     for j, p, d in zip(ARM, KP, KD, strict=True):
         gains[f"gains.{j}.p"], gains[f"gains.{j}.d"] = p, d
@@ -123,6 +125,8 @@ def sim_parameters(urdf: str) -> dict:
         "initial_positions": [*HOME, FINGER_HOME, FINGER_HOME],
         "rate": 1000.0,
         "start_subscribers": 2,  # the node (held joints) and the recorder: the run is seen from rest
+        "plant": plant,
+        "plant_joints": list(plant_joints) or [""],
         **gains,
     }
 
@@ -354,6 +358,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", help="also write the numbers to this JSON file")
     parser.add_argument("--domain-id", type=int, default=20 + os.getpid() % 80, help="ROS_DOMAIN_ID")
     parser.add_argument("--timeout", type=float, default=900.0, help="wall-clock limit, s")
+    add_plant_arguments(parser)
     args = parser.parse_args(argv)
     cast(io.TextIOWrapper, sys.stdout).reconfigure(line_buffering=True)
     if args.duration < 2.0:
@@ -363,6 +368,12 @@ def main(argv: list[str] | None = None) -> int:
     os.environ["ROS_LOCALHOST_ONLY"] = "1"
     urdf_path = example_urdf_path("panda")
     urdf = urdf_path.read_text()
+    plant = (args.plant or "", tuple(args.plant_joints or ()))
+    try:
+        plant_line = check_plant(urdf, *plant) if args.plant else ""
+    except ValueError as exc:
+        print(f"JTC demo: {exc}", file=sys.stderr)
+        return 2
     model = RobotModel.from_urdf(urdf)
     limit = model.effort_limit[[model.joint_index(j) for j in ARM]]
     sine, shake = multisine_points(model, args.duration, args.seed), shake_points()
@@ -370,14 +381,14 @@ def main(argv: list[str] | None = None) -> int:
     children = Processes(out / "jtc_demo_logs")
     print(
         f"JTC demo: {urdf_path}\n  multi-sine {args.duration:g} s, JTC gains p {KP} d {KD} (i = 0), "
-        f"physics and JTC at 1 kHz"
+        f"physics and JTC at 1 kHz" + (f"\n  {plant_line}" if plant_line else "")
     )
     started = time.monotonic()
     supervisor = None
     try:
         with tempfile.TemporaryDirectory(prefix="rnea_jtc_demo_") as tmp:
             node_file = _params_file(Path(tmp) / "node.yaml", "trajectory_feedforward", node_parameters(urdf))
-            sim_file = _params_file(Path(tmp) / "sim.yaml", "mujoco_sim", sim_parameters(urdf))
+            sim_file = _params_file(Path(tmp) / "sim.yaml", "mujoco_sim", sim_parameters(urdf, *plant))
             children.start(
                 "trajectory_feedforward",
                 ["-m", "rnea_ros.nodes.trajectory_feedforward", "--ros-args", "--params-file", str(node_file)]
