@@ -130,21 +130,24 @@ def add_plant_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def check_plant(urdf: str, plant: str, pairs: tuple[str, ...] = ()) -> str:
-    """One line on how the plant stands for the URDF; Refused (a ValueError) when it does not
-    (rnea_ros.sim.foreign_plant)."""
-    from rnea_ros.sim.foreign_plant import load_mjcf, match
+def check_plant(urdf: str, plant: str, pairs: tuple[str, ...] = ()) -> tuple[str, dict[str, float]]:
+    """(one line on how the plant stands for the URDF, the plant's home pose in the URDF's
+    joints); Refused (a ValueError) when it is not the URDF's arm (rnea_ros.sim.foreign_plant)."""
+    from rnea_ros.sim.foreign_plant import load_mjcf, match, plant_home
 
     model, _ = load_mjcf(plant)
     found = match(urdf, model, pairs)
+    home = plant_home(urdf, model, found)
     p = found.base_transform[1]
     held = f"; held, the plant's only: {list(found.plant_only)}" if found.plant_only else ""
     absent = f"; constant, the URDF's only: {list(found.urdf_only)}" if found.urdf_only else ""
-    return (
+    pose = "; starts at its home keyframe" if home else ""
+    line = (
         f"plant {plant}: kinematics shared (flange within {1000 * found.flange_error[0]:.2g} mm, "
         f"{float(np.degrees(found.flange_error[1])):.2g} deg; base at {np.round(p, 4).tolist()} m); "
-        f"joints {found.describe()}{held}{absent}"
+        f"joints {found.describe()}{held}{absent}{pose}"
     )
+    return line, home
 
 
 def stopped_early(exc: RealTimeLost, json_path: str | None) -> None:
@@ -168,7 +171,10 @@ def main(argv: list[str] | None = None) -> int:
     cast(io.TextIOWrapper, sys.stdout).reconfigure(line_buffering=True)
     try:
         config = make_config(args)
-        plant = check_plant(config.urdf, config.plant, config.plant_joints) if config.plant else ""
+        plant = ""
+        if config.plant:
+            plant, home = check_plant(config.urdf, config.plant, config.plant_joints)
+            config = make_config(args, home)
     except (OSError, ValueError) as exc:  # no such file, not a URDF (URDFError), refused, bad option
         print(f"demo: {exc}", file=sys.stderr)
         if args.json:

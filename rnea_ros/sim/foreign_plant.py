@@ -475,3 +475,20 @@ def match(
         axis_error,
         tilt,
     )
+
+
+def plant_home(urdf: str, plant: mujoco.MjModel, found: Match) -> dict[str, float]:
+    """The plant's own start pose in the URDF's joints: its keyframe named "home" (else its first
+    keyframe), within the URDF's limits; {} when it has none."""
+    if plant.nkey == 0:
+        return {}
+    names = [mujoco.mj_id2name(plant, mujoco.mjtObj.mjOBJ_KEY, k) for k in range(plant.nkey)]
+    key = names.index("home") if "home" in names else 0
+    qpos = plant.key_qpos[key]
+    model = RobotModel.from_urdf(urdf)
+    home = {}
+    for u, p, sign, offset in zip(found.urdf, found.plant, found.sign, found.offset, strict=True):
+        i = model.joint_index(u)
+        value = sign * (qpos[plant.jnt_qposadr[plant.joint(p).id]] - offset)
+        home[u] = float(np.clip(value, model.position_lower[i], model.position_upper[i]))
+    return home

@@ -370,7 +370,7 @@ def main(argv: list[str] | None = None) -> int:
     urdf = urdf_path.read_text()
     plant = (args.plant or "", tuple(args.plant_joints or ()))
     try:
-        plant_line = check_plant(urdf, *plant) if args.plant else ""
+        plant_line = check_plant(urdf, *plant)[0] if args.plant else ""
     except ValueError as exc:
         print(f"JTC demo: {exc}", file=sys.stderr)
         return 2

@@ -53,6 +53,7 @@ from rnea_ros.model.example_robots import example_urdf_path
 from rnea_ros.model.robot_model import RobotModel
 from rnea_ros.model.urdf import parse_urdf
 from rnea_ros.sim.demo import add_plant_arguments
+from rnea_ros.sim.foreign_plant import load_mjcf, match, plant_home
 from rnea_ros.sim.mismatch_report import (
     HELD_OUT,
     IDENTIFIED,
@@ -134,9 +135,12 @@ def make_config(args: argparse.Namespace) -> tuple[Config, Plant]:
     model = RobotModel.from_urdf(urdf)
     joints = split_arm(model).chain
     home = home_of(model)
+    pairs = tuple(args.plant_joints or ())
+    if mjcf:  # the plant's own home pose, when it has one
+        plant_model = load_mjcf(mjcf)[0]
+        home.update(plant_home(urdf, plant_model, match(urdf, plant_model, pairs)))
     kp, kd = (KP, KD) if joints == PANDA_ARM else gains(model, home, joints, GAIN_HZ)
     check_arm(model, home, joints, kp, kd)
-    pairs = tuple(args.plant_joints or ())
     config = Config(
         urdf,
         joints,

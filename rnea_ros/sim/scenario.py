@@ -211,9 +211,10 @@ def check_arm(model: RobotModel, home: dict[str, float], joints: list[str], kp, 
             )
 
 
-def make_config(args: argparse.Namespace) -> Config:
+def make_config(args: argparse.Namespace, plant_home: dict[str, float] | None = None) -> Config:
     """The run's configuration from the demo's options; Refused (a ValueError) with the reason
-    when the robot is not one the demo runs, OSError when the file is missing."""
+    when the robot is not one the demo runs, OSError when the file is missing. `plant_home`: the
+    start pose of a --plant's own (its home keyframe) instead of `home_of`'s."""
     plant = getattr(args, "plant", None) or ""
     path = Path(args.urdf) if args.urdf else example_urdf_path(menagerie_urdf(plant) or "panda")
     urdf = path.read_text()
@@ -223,7 +224,7 @@ def make_config(args: argparse.Namespace) -> Config:
     unknown = [j for j in joints if j not in arm.chain]
     if unknown:
         raise ValueError(f"--joints: {unknown} are not joints of the arm's chain {arm.chain}")
-    home = home_of(model)
+    home = {**home_of(model), **(plant_home or {})}
     kp, kd = gains(model, home, joints)
 
     def given(value: list[float] | None, default: list[float]) -> list[float]:
