@@ -308,21 +308,32 @@ class _Search:
         self.n = len(q_ref)
         self.target = sides.urdf(q_ref)
         self.deepest = (-1, (np.inf, np.inf))  # the furthest joint reached, its best error
+        self.solutions: list[tuple[np.ndarray, np.ndarray]] = []
 
     def plant(self, sign: np.ndarray, offset: np.ndarray):
         return self.sides.plant_frames(sign * self.q_ref + offset)
 
     def run(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """The solution with the smallest offsets (then the fewest reversed joints), or None.
+        Several can fit where axes meet: the Panda's shoulder with joint 2 reversed is also its
+        shoulder with joints 1 and 3 turned half a turn."""
         axes_u, points_u, _, _ = self.target
         axes_m, points_m, _, _ = self.plant(np.ones(self.n), np.zeros(self.n))
         for s0 in (1.0, -1.0):
             error = _line_error(s0 * axes_u[0], points_u[0], axes_m[0], points_m[0])
             if error[0] <= POSITION_TOL and error[1] <= ANGLE_TOL:
-                found = self._step(0, np.r_[s0, np.ones(self.n - 1)], np.zeros(self.n))
-                if found is not None:
-                    return found
-            self._note(0, error)
-        return None
+                self._step(0, np.r_[s0, np.ones(self.n - 1)], np.zeros(self.n))
+            else:
+                self._note(0, error)
+        if not self.solutions:
+            return None
+        return min(
+            self.solutions,
+            key=lambda found: (
+                round(float(np.abs(_wrap(found[1], self.kinds)).sum()), 6),
+                int(np.sum(found[0] < 0)),
+            ),
+        )
 
     def _note(self, k: int, error: tuple[float, float]) -> None:
         k0, e0 = self.deepest
@@ -332,8 +343,9 @@ class _Search:
         ):
             self.deepest = (k, error)
 
-    def _step(self, k: int, sign: np.ndarray, offset: np.ndarray):
-        """Joint k's sign is set: find its offset (and the next joint's sign)."""
+    def _step(self, k: int, sign: np.ndarray, offset: np.ndarray) -> None:
+        """Joint k's sign is set: find its offset (and the next joint's sign); every full
+        solution goes to `solutions`."""
         axes_u, points_u, r_u, p_u = self.target
         axes_m, points_m, r_m, p_m = self.plant(sign, offset)
         a, p = axes_m[k], points_m[k]
@@ -347,9 +359,10 @@ class _Search:
             _, _, r2, p2 = self.plant(sign, trial)
             error = _frame_error(r_u, p_u, r2, p2)
             if error[0] <= POSITION_TOL and error[1] <= ANGLE_TOL:
-                return sign, trial
-            self._note(k + 1, error)
-            return None
+                self.solutions.append((sign, trial))
+            else:
+                self._note(k + 1, error)
+            return
         d_m, c_m = axes_m[k + 1], points_m[k + 1]
         for s_next in (1.0, -1.0):
             d_u, c_u = s_next * axes_u[k + 1], points_u[k + 1]
@@ -364,11 +377,9 @@ class _Search:
             axes2, points2, _, _ = self.plant(trial_sign, trial_offset)
             error = _line_error(d_u, c_u, axes2[k + 1], points2[k + 1])
             if error[0] <= POSITION_TOL and error[1] <= ANGLE_TOL:
-                found = self._step(k + 1, trial_sign, trial_offset)
-                if found is not None:
-                    return found
-            self._note(k + 1, error)
-        return None
+                self._step(k + 1, trial_sign, trial_offset)
+            else:
+                self._note(k + 1, error)
 
 
 def _wrap(offset: np.ndarray, kinds: list[int]) -> np.ndarray:
