@@ -86,6 +86,7 @@ KP = [2000.0, 2000.0, 2000.0, 2000.0, 500.0, 500.0, 200.0]
 KD = [100.0, 100.0, 60.0, 60.0, 15.0, 15.0, 6.0]
 PAYLOAD_LINK = "panda_hand"
 GAIN_HZ = 5.0  # another arm's gains: rnea_ros.sim.scenario.gains at this bandwidth
+MIN_SPEED = 0.05  # rad/s, identify's default --min-speed
 # The excitation: five sines per joint, large and fast within the URDF's limits (as
 # config/excitation.yaml, whose duration --record replaces).
 EXCITATION = {
@@ -256,6 +257,27 @@ def identify(bag: Path, args: list[str], report_dir: Path) -> dict:
     return report
 
 
+def plant_min_speed(config: Config, plant: Plant) -> tuple[float, str]:
+    """identify's --min-speed for a foreign plant, and the joint that sets it: the speed above
+    which MuJoCo's frictionloss gives 95 % of its level on every arm joint at home (slower it is
+    a soft constraint that acts like a damper and resists the other forces too, as sticking
+    does: not a function of q̇), rounded up to 0.01 rad/s; at least identify's default 0.05."""
+    from rnea_ros.sim.mujoco_arm import MujocoArm
+
+    arm = MujocoArm(config.urdf, plant=plant.mjcf, plant_joints=plant.plant_joints)
+    arm.reset(config.home)
+    speeds = np.geomspace(1e-3, 2.0, 400)  # rad/s or m/s
+    worst, joint = MIN_SPEED, ""
+    for j, level in zip(plant.joints, plant.coulomb, strict=True):
+        if level <= 0:
+            continue
+        force = -arm.frictionloss_torque(j, speeds)
+        speed = float(speeds[np.argmax(force >= 0.95 * level)])
+        if speed > worst:
+            worst, joint = speed, j
+    return float(np.ceil(worst * 100) / 100), joint
+
+
 def record_and_identify(
     config: Config,
     plant: Plant,
@@ -304,6 +326,16 @@ def main(argv: list[str] | None = None) -> int:
     )
     started = time.monotonic()
     test = {"duration": args.track, "ramp": min(1.5, args.track / 4), "seed": args.seed + 1}
+    fit: list[str] = []
+    if foreign:  # the test is of the excitation's kind: the armature shows with acceleration
+        test = {**EXCITATION, **test, "ramp": min(EXCITATION["ramp"], args.track / 4)}
+        speed, joint = plant_min_speed(config, robot)
+        if speed > MIN_SPEED:
+            fit = ["--min-speed", f"{speed:g}"]
+            print(
+                f"  identify --min-speed {speed:g} rad/s: below it the plant's dry friction (MuJoCo's "
+                f"frictionloss) is not saturated on {joint}"
+            )
     model_files = (out / "identified.yaml",)
     tool_files = model_files if foreign else (out / "payload.yaml",)
     load = "" if foreign else ", the tool on"
@@ -317,7 +349,7 @@ def main(argv: list[str] | None = None) -> int:
             (),
             "A",
             args,
-            ["--identify", "inertial", "friction"]
+            ["--identify", "inertial", "friction", *fit]
             + ["--urdf", config.urdf_path, "--urdf-out", str(out / "identified.urdf")]
             + ["--out-params", str(model_files[0])],
         )
