@@ -22,9 +22,15 @@ damping, integrated implicitly. `friction` F_c (dry, Coulomb) is simulated one o
   motion). Either way the plant has far less friction than its URDF says on light joints (see
   docs/friction_semantics.png); time constants below ~2 steps are not stable.
 
-Frames and units: the world frame is the URDF root link frame, gravity `[0, 0, -9.81]` m/s² in
-it; positions rad or m, velocities rad/s or m/s, efforts N m or N, time s. Arrays follow
-`joint_names`, MuJoCo's joint order (depth-first in document order, like `RobotModel`).
+A plant someone else modelled (`MujocoArm(urdf, plant=MJCF)`, rnea_ros.sim.foreign_plant) is
+that MJCF as written, its dry friction MuJoCo's frictionloss, its actuators replaced by ideal
+effort motors, driven and read in the URDF's joints (the class docstring).
+
+Frames and units: the world frame is the URDF root link frame (a plant's: its own world),
+gravity `[0, 0, -9.81]` m/s² in it; positions rad or m, velocities rad/s or m/s, efforts N m or
+N, time s. Arrays follow `joint_names`: for a URDF MuJoCo's joint order (depth-first in document
+order, like `RobotModel`), for a plant the URDF's joints then the plant's own. `damping` and
+`coulomb` are in the model's joint order (a URDF's: the same).
 """
 
 from __future__ import annotations

@@ -125,7 +125,8 @@ SIM = table(
             "coulomb_model",
             "string",
             "implicit",
-            "how the URDF's dry friction is simulated: an implicit tanh or MuJoCo's frictionloss",
+            "how the URDF's dry friction is simulated: an implicit tanh or MuJoCo's frictionloss (a "
+            "plant: its own frictionloss)",
             choices=COULOMB_MODELS,
         ),
         _p(
