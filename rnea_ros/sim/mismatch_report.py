@@ -114,7 +114,7 @@ class Comparison:
     def of(cls, tracks: list[Track], reports: list[dict], plant: Plant) -> Comparison:
         urdf, ident = tracks
         report = reports[0]
-        payload = reports[1]["payload"] if len(reports) > 1 else {"mass": np.nan, "com": [np.nan] * 3}
+        payload: dict = reports[1]["payload"] if len(reports) > 1 else {"mass": np.nan, "com": [np.nan] * 3}
         joints, names = urdf.joints, report["joints"]
         return cls(
             joints,
