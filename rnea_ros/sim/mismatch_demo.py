@@ -188,9 +188,10 @@ def supervise(
     args: argparse.Namespace,
     duration: float,
     keep_messages: bool = False,
-) -> tuple[Recording, tuple[float, float], list]:
+) -> tuple[Recording, tuple[float, float], list, int]:
     """Start the nodes, run one trajectory of `duration` s from rest, stop them; (Recording,
-    window, every joint_states message when `keep_messages`, else [])."""
+    window, every joint_states message when `keep_messages`, else [], the stamp of plant time 0
+    in ns: 0 in lock-step, the wall clock's when the physics started in real time)."""
     from rnea_ros.sim.demo import supervised
 
     out = Path(args.out) / "mismatch"
@@ -204,21 +205,25 @@ def supervise(
         with supervised(config, processes, args.timeout, False, **options) as supervisor:
             window = supervisor.track(duration)
             recording = supervisor.recording((0.0, 0.0), window, window)
-            return recording, window, supervisor.messages or []
+            return recording, window, supervisor.messages or [], supervisor.origin_ns or 0
     finally:
         processes.stop()
 
 
-def record_bag(messages: list, window: tuple[float, float], path: Path) -> tuple[Path, int, int]:
-    """The joint_states messages stamped within `window` (simulated s: recording starts and stops
-    with the excitation) → a rosbag2 (sqlite3), stamped and received at simulated time; (its path,
-    the messages in it, the messages of the window the recorder lost: identify bridges or cuts
-    the gaps)."""
+def record_bag(
+    messages: list, window: tuple[float, float], path: Path, origin_ns: int = 0
+) -> tuple[Path, int, int]:
+    """The joint_states messages stamped within `window` (plant time, s: recording starts and
+    stops with the excitation; a message's plant time is its stamp less `origin_ns`, the stamp of
+    plant time 0: in real time the simulator stamps with the wall clock) → a rosbag2 (sqlite3),
+    stamped and received at plant time; (its path, the messages in it, the messages of the window
+    the recorder lost: identify bridges or cuts the gaps)."""
     if not messages:
         raise RuntimeError("no joint_states recorded")
     names = list(messages[0].name)
     rows = [m for m in messages if list(m.name) == names]
-    stamps = np.array([m.header.stamp.sec + m.header.stamp.nanosec * 1e-9 for m in rows])
+    ns = np.array([m.header.stamp.sec * 1_000_000_000 + m.header.stamp.nanosec for m in rows], dtype=np.int64)
+    stamps = (ns - origin_ns) * 1e-9
     _, first = np.unique(stamps, return_index=True)  # a re-published state once
     first = first[(stamps[first] >= window[0]) & (stamps[first] <= window[1])]
     if first.size == 0:
@@ -292,8 +297,10 @@ def record_and_identify(
     out = Path(args.out) / "mismatch"
     excitation = {**EXCITATION, "duration": args.record, "seed": args.seed + (run == "B")}
     params = node_parameters(config, plant, excitation, description)
-    _, window, messages = supervise(config, params, node_files, f"record_{run}", args, args.record, True)
-    bag, count, lost = record_bag(messages, window, out / f"bag_{run}")
+    _, window, messages, origin = supervise(
+        config, params, node_files, f"record_{run}", args, args.record, True
+    )
+    bag, count, lost = record_bag(messages, window, out / f"bag_{run}", origin)
     print(f"  joint_states of {window[0]:.2f}..{window[1]:.2f} s ({count} messages, {lost} lost) -> {bag}")
     return identify(bag, [*identify_args, "--tip-link", tip_link(config, plant)], out / f"report_{run}")
 
@@ -378,7 +385,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{len(reports) + 1}. track with the {label}{load}: test multi-sine {args.track:g} s")
             params = node_parameters(config, loaded, test, description)
             name = "track_" + label.split()[0].lower()
-            recording, window, _ = supervise(config, params, files, name, args, args.track)
+            recording, window, _, _ = supervise(config, params, files, name, args, args.track)
             tracks.append(Track.of(label, recording, window))
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
