@@ -70,6 +70,7 @@ from rnea_ros.sim.processes import Processes, start_nodes
 from rnea_ros.sim.report import Recording
 from rnea_ros.sim.scenario import (
     PANDA_ARM,
+    RATE,
     Config,
     check_arm,
     gains,
@@ -230,7 +231,9 @@ def record_bag(
         raise RuntimeError(f"no joint_states within {window[0]:.3f}..{window[1]:.3f} s")
     rows = [rows[k] for k in first]
     kept = stamps[first]
-    lost = int(round((kept[-1] - kept[0]) / np.median(np.diff(kept)))) + 1 - kept.size if kept.size > 1 else 0
+    # states of the window not in the bag, of one per physics step: lost by the recorder, or (real
+    # time) never published by a simulator catching up after a late wake-up
+    lost = int(round((kept[-1] - kept[0]) * RATE)) + 1 - kept.size
     if path.exists():
         import shutil
 
@@ -301,7 +304,8 @@ def record_and_identify(
         config, params, node_files, f"record_{run}", args, args.record, True
     )
     bag, count, lost = record_bag(messages, window, out / f"bag_{run}", origin)
-    print(f"  joint_states of {window[0]:.2f}..{window[1]:.2f} s ({count} messages, {lost} lost) -> {bag}")
+    span = f"{window[0]:.2f}..{window[1]:.2f} s"
+    print(f"  joint_states of {span} ({count} messages, {lost} steps missing) -> {bag}")
     return identify(bag, [*identify_args, "--tip-link", tip_link(config, plant)], out / f"report_{run}")
 
 
