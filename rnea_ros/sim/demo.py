@@ -38,6 +38,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
+import numpy as np
+
 from rnea_ros.sim.processes import Processes, start_nodes
 from rnea_ros.sim.report import RealTimeLost
 from rnea_ros.sim.ros2_control import CHOICES, Stack, choose, why_not
@@ -88,7 +90,10 @@ def argument_parser() -> argparse.ArgumentParser:
     """The demo's options (launch/demo.launch.py passes the same ones to the nodes and to
     `--attach`)."""
     parser = argparse.ArgumentParser(prog="python -m rnea_ros.demo", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--urdf", help="robot description (default: example-robot-data's Panda)")
+    parser.add_argument(
+        "--urdf", help="robot description (default: example-robot-data's Panda, or the --plant's robot)"
+    )
+    add_plant_arguments(parser)
     parser.add_argument("--joints", nargs="+", help="joints the node commands (default: the arm's chain)")
     parser.add_argument("--kp", type=float, nargs="+", help="feedback.kp, one or per joint, N m/rad")
     parser.add_argument("--kd", type=float, nargs="+", help="feedback.kd, one or per joint, N m s/rad")
@@ -116,6 +121,41 @@ def argument_parser() -> argparse.ArgumentParser:
         "simulator's own forward command controller; auto (default): ros2_control when installed",
     )
     return parser
+
+
+def add_plant_arguments(parser: argparse.ArgumentParser) -> None:
+    """--plant and --plant-joints (every demo of the node on a simulated arm takes them)."""
+    parser.add_argument(
+        "--plant",
+        help="an MJCF file (e.g. MuJoCo Menagerie's panda.xml) the simulator runs instead of the URDF; "
+        "the node keeps the URDF",
+    )
+    parser.add_argument(
+        "--plant-joints",
+        nargs="+",
+        metavar="URDF_JOINT=PLANT_JOINT",
+        help="pair the plant's joints with the URDF's (default: by chain order)",
+    )
+
+
+def check_plant(urdf: str, plant: str, pairs: tuple[str, ...] = ()) -> tuple[str, dict[str, float]]:
+    """(one line on how the plant stands for the URDF, the plant's home pose in the URDF's
+    joints); Refused (a ValueError) when it is not the URDF's arm (rnea_ros.sim.foreign_plant)."""
+    from rnea_ros.sim.foreign_plant import load_mjcf, match, plant_home
+
+    model, _ = load_mjcf(plant)
+    found = match(urdf, model, pairs)
+    home = plant_home(urdf, model, found)
+    p = found.base_transform[1]
+    held = f"; held, the plant's only: {list(found.plant_only)}" if found.plant_only else ""
+    absent = f"; constant, the URDF's only: {list(found.urdf_only)}" if found.urdf_only else ""
+    pose = "; starts at its home keyframe" if home else ""
+    line = (
+        f"plant {plant}: kinematics shared (flange within {1000 * found.flange_error[0]:.2g} mm, "
+        f"{float(np.degrees(found.flange_error[1])):.2g} deg; base at {np.round(p, 4).tolist()} m); "
+        f"joints {found.describe()}{held}{absent}{pose}"
+    )
+    return line, home
 
 
 def stopped_early(exc: RealTimeLost, json_path: str | None) -> None:
@@ -158,6 +198,10 @@ def main(argv: list[str] | None = None) -> int:
     cast(io.TextIOWrapper, sys.stdout).reconfigure(line_buffering=True)
     try:
         config = make_config(args)
+        plant = ""
+        if config.plant:
+            plant, home = check_plant(config.urdf, config.plant, config.plant_joints)
+            config = make_config(args, home)
         stack = choose(args.controllers)
         config.ros2_control = stack is not None
     except (OSError, ValueError, RuntimeError) as exc:  # no such file, not a URDF, refused, bad option
@@ -177,6 +221,8 @@ def main(argv: list[str] | None = None) -> int:
         f"PD gains (same in every phase) kp {_round(config.kp)} N m/rad, kd {_round(config.kd)} N m s/rad",
     )
     print(f"  controllers: {implementation(stack, args.controllers)}")
+    if plant:
+        print(f"  {plant}")
     processes = None if args.attach else Processes(out / "demo_logs")
     try:
         with tempfile.TemporaryDirectory(prefix="rnea_demo_") as tmp:

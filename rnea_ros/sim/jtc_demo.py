@@ -49,6 +49,7 @@ from rnea_ros.friction.model import Friction
 from rnea_ros.identification.excitation import design
 from rnea_ros.model.example_robots import example_urdf_path
 from rnea_ros.model.robot_model import RobotModel
+from rnea_ros.sim.demo import add_plant_arguments, check_plant
 from rnea_ros.sim.jtc import Gains
 from rnea_ros.sim.jtc_report import Points, Run, agreement, plot, summarize, table
 from rnea_ros.sim.processes import Processes, start_controllers
@@ -127,7 +128,8 @@ def node_parameters(urdf: str) -> dict:
     }
 
 
-def sim_parameters(urdf: str) -> dict:
+def sim_parameters(urdf: str, plant: str = "", plant_joints: tuple[str, ...] = ()) -> dict:
+    """The simulator's parameters; `plant`: an MJCF it runs instead of the URDF (--plant)."""
     gains = {}
     for j, p, d in zip(ARM, KP, KD, strict=True):
         gains[f"gains.{j}.p"], gains[f"gains.{j}.d"] = p, d
@@ -140,13 +142,17 @@ def sim_parameters(urdf: str) -> dict:
         "initial_positions": [*HOME, FINGER_HOME, FINGER_HOME],
         "rate": 1000.0,
         "start_subscribers": 2,  # the node (held joints) and the recorder: the run is seen from rest
+        "plant": plant,
+        "plant_joints": list(plant_joints) or [""],
         **gains,
     }
 
 
-def hardware_parameters(urdf: str, lockstep: bool = True) -> dict:
+def hardware_parameters(
+    urdf: str, lockstep: bool = True, plant: tuple[str, tuple[str, ...]] = ("", ())
+) -> dict:
     """The simulator as the robot behind the real controller manager: lock-step on its /clock,
-    or real time on the wall clock."""
+    or real time on the wall clock; `plant`: an MJCF and its joint pairs (--plant)."""
     home = dict(zip([*ARM, *FINGERS], [*HOME, FINGER_HOME, FINGER_HOME], strict=True))
     return {
         "robot_description": hardware_urdf(urdf, ARM, FINGERS, home),
@@ -161,6 +167,8 @@ def hardware_parameters(urdf: str, lockstep: bool = True) -> dict:
         "answer_topic": "",  # nobody answers its states: the controller manager's command is all
         "record": True,  # the run is read from the simulator (~/save), not over DDS
         "start_subscribers": 1,  # topic_based_ros2_control
+        "plant": plant[0],
+        "plant_joints": list(plant[1]) or [""],
     }
 
 
@@ -550,6 +558,7 @@ def main(argv: list[str] | None = None) -> int:
         help="ros2_control: the real joint_trajectory_controller in ros2_control_node; simulated: "
         "rnea_ros.sim.jtc inside the simulator; auto (default): ros2_control when installed",
     )
+    add_plant_arguments(parser)
     args = parser.parse_args(argv)
     cast(io.TextIOWrapper, sys.stdout).reconfigure(line_buffering=True)
     if args.duration < 2.0:
@@ -564,6 +573,12 @@ def main(argv: list[str] | None = None) -> int:
     os.environ["ROS_LOCALHOST_ONLY"] = "1"
     urdf_path = example_urdf_path("panda")
     urdf = urdf_path.read_text()
+    plant = (args.plant or "", tuple(args.plant_joints or ()))
+    try:
+        plant_line = check_plant(urdf, *plant)[0] if args.plant else ""
+    except ValueError as exc:
+        print(f"JTC demo: {exc}", file=sys.stderr)
+        return 2
     model = RobotModel.from_urdf(urdf)
     limit = model.effort_limit[[model.joint_index(j) for j in ARM]]
     sine, shake = multisine_points(model, args.duration, args.seed), shake_points()
@@ -572,13 +587,15 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"JTC demo: {urdf_path}\n  multi-sine {args.duration:g} s, JTC gains p {KP} d {KD} (i = 0), "
         f"physics and JTC at 1 kHz\n  controllers: {implementation(stack, args.controllers)}"
+        + (f"\n  {plant_line}" if plant_line else "")
     )
     started = time.monotonic()
     supervisor = None
     try:
         with tempfile.TemporaryDirectory(prefix="rnea_jtc_demo_") as tmp:
             node_file = _params_file(Path(tmp) / "node.yaml", "trajectory_feedforward", node_parameters(urdf))
-            sim_values = sim_parameters(urdf) if stack is None else hardware_parameters(urdf)
+            real = stack is not None
+            sim_values = hardware_parameters(urdf, plant=plant) if real else sim_parameters(urdf, *plant)
             sim_file = _params_file(Path(tmp) / "sim.yaml", "mujoco_sim", sim_values)
             cm_file = _nodes_file(Path(tmp) / "controllers.yaml", controller_parameters())
             children.start(

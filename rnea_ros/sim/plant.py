@@ -9,6 +9,10 @@ and a Coulomb friction in [0.5, 2] N m written to `<dynamics>`, an armature in [
 The same seed gives the same robot with or without the payload. Gripper joints (names with
 "finger") get no friction; `fix_fingers` makes them fixed.
 
+`foreign_plant` is the other kind: a robot someone else modelled (an MJCF file, e.g. MuJoCo
+Menagerie's; rnea_ros.sim.foreign_plant), whose truth is what that file says: the armature,
+damping and dry friction (MuJoCo's frictionloss) of the joints paired with the URDF's arm.
+
 Units: kg, m, kg m², N m s/rad, N m; arrays in the order of the URDF's movable arm joints.
 """
 
@@ -36,6 +40,8 @@ class Plant:
     mass_factor: dict[str, float] = field(default_factory=dict)  # by link
     inertia_factor: dict[str, float] = field(default_factory=dict)
     payload_link: str = ""  # "" when there is no payload
+    mjcf: str = ""  # a foreign plant: the MJCF file simulated (`urdf` is then the node's URDF)
+    plant_joints: tuple[str, ...] = ()  # its joint pairs URDF_JOINT=PLANT_JOINT (empty: chain order)
 
 
 def _num(x: float) -> str:
@@ -106,4 +112,25 @@ def make_plant(
         mass_factor,
         inertia_factor,
         payload_link,
+    )
+
+
+def foreign_plant(urdf: str, mjcf: str, plant_joints: tuple[str, ...] = ()) -> Plant:
+    """The MJCF's truth for the URDF's arm joints (those outside the gripper, the URDF's chain
+    order); rnea_ros.sim.foreign_plant.Mismatch when the two are not the same arm."""
+    from rnea_ros.sim.mujoco_arm import MujocoArm  # MuJoCo only for a foreign plant
+
+    arm = MujocoArm(urdf, plant=mjcf, plant_joints=plant_joints)
+    assert arm.match is not None  # a plant was given
+    joints = list(arm.match.chain)
+    index = arm.indices(joints)
+    truth = arm.plant_parameters()
+    return Plant(
+        urdf,
+        joints,
+        truth["damping"][index],
+        truth["coulomb"][index],
+        truth["armature"][index],
+        mjcf=str(mjcf),
+        plant_joints=tuple(plant_joints),
     )

@@ -53,6 +53,18 @@ TAIL = 0.5  # s recorded after the last trajectory
 NODE = "/inverse_dynamics"
 
 
+# MuJoCo Menagerie's arm folders whose robot example-robot-data has: the URDF --plant defaults to
+MENAGERIE_URDFS = {
+    "franka_emika_panda": "panda",
+    "ufactory_xarm7": "xarm_description/urdf/xarm7.urdf",
+}
+
+
+def menagerie_urdf(plant: str) -> str | None:
+    """example-robot-data's name for the robot of a Menagerie model file (by its folder), or None."""
+    return MENAGERIE_URDFS.get(Path(plant).resolve().parent.name) if plant else None
+
+
 class Refused(RneaError):
     """The demo cannot run this robot (the message says why)."""
 
@@ -65,12 +77,11 @@ class Arm:
     gripper: list[str]  # held by the simulator
 
 
-def split_arm(model: RobotModel) -> Arm:
-    """The chain and the gripper of an arm (see the module docstring); Refused with the reason."""
-    names, parent = model.joint_names, [int(p) for p in model.parent]
+def split_joints(names: list[str], parent: list[int]) -> tuple[list[int], list[int]]:
+    """(chain, gripper) of a joint tree (each joint's parent joint, -1 at the root), as index
+    lists (see the module docstring); Refused when the joints outside the gripper are not one
+    serial chain from the root."""
     n = len(names)
-    if not MOVABLE[0] <= n <= MOVABLE[1]:
-        raise Refused(f"not an arm: {n} movable joints (an arm has {MOVABLE[0]} to {MOVABLE[1]})")
     children: dict[int, list[int]] = {}
     for i, p in enumerate(parent):
         children.setdefault(p, []).append(i)
@@ -92,9 +103,19 @@ def split_arm(model: RobotModel) -> Arm:
                 f"not an arm: '{names[i]}' does not follow {where} (the joints outside the gripper "
                 "branch; an arm is one serial chain from the root)"
             )
+    return chain, sorted(gripper)
+
+
+def split_arm(model: RobotModel) -> Arm:
+    """The chain and the gripper of an arm (see the module docstring); Refused with the reason."""
+    names, parent = model.joint_names, [int(p) for p in model.parent]
+    n = len(names)
+    if not MOVABLE[0] <= n <= MOVABLE[1]:
+        raise Refused(f"not an arm: {n} movable joints (an arm has {MOVABLE[0]} to {MOVABLE[1]})")
+    chain, gripper = split_joints(list(names), parent)
     if len(chain) < MIN_CHAIN:
         raise Refused(f"not an arm: {len(chain)} joints besides the gripper (at least {MIN_CHAIN})")
-    return Arm([names[i] for i in chain], [names[i] for i in sorted(gripper)])
+    return Arm([names[i] for i in chain], [names[i] for i in gripper])
 
 
 def default_home(model: RobotModel, margin: float = 0.2) -> dict[str, float]:
@@ -158,6 +179,8 @@ class Config:
     held: tuple[str, ...] = ()  # the gripper, held by the simulator
     state_delay: float = 0.0  # s, real time only: joint_states delivered this late
     max_phase_lag: float = 0.5  # rad, the node's feedback.max_phase_lag (0: gains unbounded)
+    plant: str = ""  # an MJCF file the simulator runs instead of the URDF (rnea_ros.sim.foreign_plant)
+    plant_joints: tuple[str, ...] = ()  # its joint pairs URDF_JOINT=PLANT_JOINT (empty: chain order)
     ros2_control: bool = False  # the real controller manager between simulator and node
 
     @property
@@ -190,10 +213,12 @@ def check_arm(model: RobotModel, home: dict[str, float], joints: list[str], kp, 
             )
 
 
-def make_config(args: argparse.Namespace) -> Config:
+def make_config(args: argparse.Namespace, plant_home: dict[str, float] | None = None) -> Config:
     """The run's configuration from the demo's options; Refused (a ValueError) with the reason
-    when the robot is not one the demo runs, OSError when the file is missing."""
-    path = Path(args.urdf) if args.urdf else example_urdf_path("panda")
+    when the robot is not one the demo runs, OSError when the file is missing. `plant_home`: the
+    start pose of a --plant's own (its home keyframe) instead of `home_of`'s."""
+    plant = getattr(args, "plant", None) or ""
+    path = Path(args.urdf) if args.urdf else example_urdf_path(menagerie_urdf(plant) or "panda")
     urdf = path.read_text()
     model = RobotModel.from_urdf(urdf)
     arm = split_arm(model)
@@ -201,7 +226,7 @@ def make_config(args: argparse.Namespace) -> Config:
     unknown = [j for j in joints if j not in arm.chain]
     if unknown:
         raise ValueError(f"--joints: {unknown} are not joints of the arm's chain {arm.chain}")
-    home = home_of(model)
+    home = {**home_of(model), **(plant_home or {})}
     kp, kd = gains(model, home, joints)
 
     def given(value: list[float] | None, default: list[float]) -> list[float]:
@@ -225,6 +250,8 @@ def make_config(args: argparse.Namespace) -> Config:
         tuple(j for j in model.joint_names if j not in joints),
         getattr(args, "state_delay", 0.0),
         getattr(args, "max_phase_lag", 0.5),
+        plant,
+        tuple(getattr(args, "plant_joints", None) or ()),
     )
     if config.state_delay > 0 and config.lockstep:
         raise ValueError("--state-delay is for real-time runs (not with --lockstep)")
@@ -267,6 +294,8 @@ def _node_parameters(config: Config) -> dict[str, dict]:
             "state_delay": config.state_delay,
             "answer_topic": f"{NODE}/joint_efforts",
             "start_subscribers": 1,  # the node
+            "plant": config.plant,
+            "plant_joints": list(config.plant_joints) or [""],
         },
         "inverse_dynamics": {
             "robot_description": config.urdf,

@@ -102,6 +102,19 @@ SIM = table(
     (
         _p("robot_description", "string", "", "URDF text; empty: listen to the robot_description topic"),
         _p(
+            "plant",
+            "string",
+            "",
+            "an MJCF file simulated instead of the URDF, as written (rnea_ros.sim.foreign_plant); "
+            "joint_states and commands still use the URDF's joints",
+        ),
+        _p(
+            "plant_joints",
+            "string_array",
+            [""],
+            "pairs URDF_JOINT=PLANT_JOINT (empty: by chain order)",
+        ),
+        _p(
             "controller_type",
             "string",
             FORWARD,
@@ -149,15 +162,16 @@ SIM = table(
             "coulomb_model",
             "string",
             "implicit",
-            "how the URDF's dry friction is simulated: an implicit tanh or MuJoCo's frictionloss",
+            "how the URDF's dry friction is simulated: an implicit tanh or MuJoCo's frictionloss (a "
+            "plant: its own frictionloss)",
             choices=COULOMB_MODELS,
         ),
         _p(
             "armature",
             "double_array",
             [0.0],
-            "rotor inertia of the joints of 'joints' (the URDF has none), one value or one per joint, "
-            "kg m^2 or kg",
+            "rotor inertia added to the joints of 'joints' (the URDF has none; a plant keeps its own), "
+            "one value or one per joint, kg m^2 or kg",
             bounds=(0.0, 1e4),
         ),
         _p(
@@ -310,7 +324,8 @@ class SimNode(Node):
         p = self.p
         if not p["rate"] > 0:
             raise ValueError(f"rate must be > 0 Hz, got {p['rate']}")
-        names = MujocoArm(urdf).joint_names
+        plant = {"plant": p["plant"], "plant_joints": [j for j in p["plant_joints"] if j]}
+        names = MujocoArm(urdf, **plant).joint_names
         commanded = [j for j in p["joints"] if j] or list(names)
         held = tuple(j for j in names if j not in commanded)
         arm = MujocoArm(
@@ -321,11 +336,14 @@ class SimNode(Node):
             p["hold_kp"],
             p["hold_kd"],
             coulomb=p["coulomb_model"],
+            **plant,
         )
         armature = p["armature"]
         if len(armature) not in (1, len(commanded)):
             raise ValueError(f"armature must have 1 or {len(commanded)} values (joints), got {len(armature)}")
-        arm.model.dof_armature[arm.indices(commanded)] = armature
+        arm.add_armature(commanded, armature)
+        if arm.match is not None:
+            self.get_logger().info(f"plant {p['plant']}: {arm.match.describe()}")
         initial = [j for j in p["initial_joints"] if j]
         if initial and len(initial) != len(p["initial_positions"]):
             raise ValueError("initial_positions must have one value per joint of initial_joints")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rnea_ros.sim.mismatch_report import Comparison, Track, check_targets, table
+from rnea_ros.sim.mismatch_report import Comparison, Track, check_targets, table, targets
 from rnea_ros.sim.plant import PAYLOAD_COM, PAYLOAD_MASS, Plant
 from rnea_ros.sim.report import Recording
 
@@ -96,3 +96,26 @@ def test_all_met() -> None:
     ident = Track.of("identified", recording(np.full(3, 1.0)), (2.0, 8.0))
     rep = report(JOINTS, [1.0] * 3, [0.1] * 3, [1.0, 2.0, 3.0], [0.1, 0.2, 0.3])
     assert check_targets([urdf, ident], [rep, payload_report()], PLANT) == []
+
+
+def test_a_foreign_plant_is_judged_without_a_tool_on_every_joint() -> None:
+    """A plant someone else modelled (an MJCF): no run B, the held-out target on every joint (the
+    made-up Panda's stops at HELD_OUT_JOINTS), the identified model's max error < 1 degree, and
+    friction printed but not judged (its Coulomb may be 0: no relative error)."""
+    foreign = Plant(
+        "<robot/>", list(JOINTS), np.ones(3), np.array([0.0, 1.0, 1.0]), np.full(3, 0.1), mjcf="arm.xml"
+    )
+    urdf = Track.of("URDF model", recording(np.full(3, 10.0)), (2.0, 8.0))
+    ident = Track.of("identified", recording(np.array([0.5, 0.5, 1.5])), (2.0, 8.0))  # c: max 1.5 deg
+    rep = report(JOINTS, [1.0] * 3, [0.05] * 3, [1.5, 1.0, 1.0], [0.0, 1.0, 1.0], moving=[0.05, 0.05, 0.2])
+    c = Comparison.of([urdf, ident], [rep], foreign)
+    assert np.isnan(c.payload_mass) and np.isnan(c.friction_error("coulomb")[0])
+    np.testing.assert_allclose(c.max_identified, [0.5, 0.5, 1.5], rtol=1e-6)
+    failed = check_targets([urdf, ident], [rep], foreign)
+    assert failed == [
+        "c: held-out torque RMS ratio (moving) 0.2 > 0.1",  # joint 3 of 3: judged here
+        "c: identified model's max error 1.5 deg >= 1",
+    ], failed  # a's viscous 50 % off: not judged
+    assert "FOREIGN" not in targets(foreign) and "every joint where it moves" in targets(foreign)
+    text = table([urdf, ident], [rep], foreign)
+    assert "payload" not in text and "tool" not in text and "max error 1.500 deg" in text
