@@ -26,7 +26,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Header
 from trajectory_msgs.msg import JointTrajectory
 
-from rnea_ros.ros.signals import join_signal_shutdown
+from rnea_ros.ros.signals import join_signal_shutdown, shutdown_is_a_stop
 
 # Best effort (matches reliable and best-effort publishers), keep last 10: a gripper driver's
 # message is not overwritten by the arm's next one; the node drains the queue each cycle, so the
@@ -106,7 +106,8 @@ def set_stamp(stamp: TimeMsg, ns: int) -> None:
 def spin_default(node: Node) -> None:
     """Spin `node` with rclpy's default executor (`rclpy.spin`) until shutdown."""
     node.get_logger().info("spinning rclpy's default executor (RNEA_ROS_EXECUTOR=default)")
-    rclpy.spin(node)
+    with shutdown_is_a_stop(node.context):  # it builds a wait set in every wait
+        rclpy.spin(node)
 
 
 def spin_events(node: Node) -> None:
@@ -124,8 +125,9 @@ def spin_events(node: Node) -> None:
     executor.add_node(node)
     node.get_logger().info("spinning rclpy's EventsExecutor (RNEA_ROS_EXECUTOR=events, unbounded queue)")
     try:
-        while node.context.ok():
-            executor.spin_once(timeout_sec=0.1)
+        with shutdown_is_a_stop(node.context):
+            while node.context.ok():
+                executor.spin_once(timeout_sec=0.1)
     finally:
         join_signal_shutdown()
         executor.shutdown()
