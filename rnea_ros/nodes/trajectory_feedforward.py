@@ -203,8 +203,8 @@ class TrajectoryFeedforwardNode(Node):
     def __init__(self, **kwargs) -> None:
         super().__init__("trajectory_feedforward", **kwargs)
         self._params = parameters.declare(self, SCHEMA)
+        check_parameters(self._params)  # a bad parameter file ends start-up before the kernels load
         prepare_kernels(self)  # before any subscription: no cycle compiles
-        check_parameters(self._params)
         self._setup: Setup | None = None
         self._pending: tuple[dict, Setup | None] | None = None
         self._measured: dict[str, tuple[float, float]] = {}  # joint → (position, velocity)
