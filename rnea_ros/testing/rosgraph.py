@@ -32,6 +32,9 @@ from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import Float64MultiArray, String  # noqa: E402
 
 NODE = "/inverse_dynamics"
+# How long a node may take to start answering: a ceiling, not an expectation (about 2 s on a quiet
+# machine, over 20 s with three other heavy jobs on its two cores)
+START_TIMEOUT = 120.0
 # Parameters that make the node's friction term zero whatever the URDF says: for tests whose
 # expectations are the rigid-body terms. The friction rules (feedforward along a trajectory,
 # bounded feedback at the measured loop period without one, runaway guard) are tested in
@@ -52,12 +55,20 @@ def ros_distro() -> str:
     return os.environ.get("ROS_DISTRO", "unknown")
 
 
+# joint_states_timeout of a node started here unless the test sets it: a state that a busy machine
+# delivered late still gets its command (the default 0.1 s refused a state 0.115 s old when the
+# machine ran three other jobs: "no command"); tests of the age check set their own.
+LATE_STATE_TIMEOUT = 10.0
+
+
 def start_node(
     tmp: Path, params: dict, *remaps: str, module: str = "rnea_ros.nodes.inverse_dynamics"
 ) -> subprocess.Popen:
     """Start the node with a params file built from `params` and `-r` remaps (`module`:
-    rnea_ros.nodes.inverse_dynamics.lifecycle for the managed variant)."""
+    rnea_ros.nodes.inverse_dynamics.lifecycle for the managed variant); joint_states_timeout is
+    LATE_STATE_TIMEOUT unless `params` sets it."""
     path = tmp / f"params_{time.monotonic_ns()}.yaml"
+    params = {"joint_states_timeout": LATE_STATE_TIMEOUT, **params}
     path.write_text(yaml.safe_dump({"inverse_dynamics": {"ros__parameters": params}}))
     args = [sys.executable, "-m", module, "--ros-args", "--params-file", str(path)]
     for remap in remaps:
@@ -170,15 +181,41 @@ class Driver:
         self.spin(wait)
         return len(self.commands) == before
 
-    def wait_for_commands(self, make_msg, timeout: float = 20.0) -> np.ndarray:
-        """Publish make_msg() every 50 ms until a command comes back (the node is starting)."""
+    def wait_for_commands(self, make_msg, timeout: float = START_TIMEOUT) -> np.ndarray:
+        """Publish make_msg() (freshly stamped) every 50 ms until one of them is answered (the node
+        is starting): the answer; TimeoutError after `timeout` s saying what came meanwhile."""
+        sent: set[tuple[int, int]] = set()
+        seen = len(self.joint_efforts)
         end = time.monotonic() + timeout
         while time.monotonic() < end:
-            got = self.command_for(make_msg(), timeout=0.05)
-            if got is not None:
-                self.spin(0.2)
-                return got
-        raise TimeoutError("no effort command from the node")
+            msg = make_msg()
+            now = self.node.get_clock().now().nanoseconds
+            msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(now, 1_000_000_000)
+            sent.add((msg.header.stamp.sec, msg.header.stamp.nanosec))
+            self.joint_states.publish(msg)
+            pace = time.monotonic() + 0.05
+            while time.monotonic() < pace:
+                rclpy.spin_once(self.node, timeout_sec=0.01)
+                for js in self.joint_efforts[seen:]:
+                    stamp = (js.header.stamp.sec, js.header.stamp.nanosec)
+                    if stamp in sent:
+                        self._drain({s for s in sent if s > stamp}, seen)
+                        return np.array(js.effort)
+        status = self.status(self.diagnostics[-1]) if self.diagnostics else "none"
+        raise TimeoutError(
+            f"no effort command for {len(sent)} joint_states within {timeout} s; meanwhile "
+            f"{len(self.joint_efforts) - seen} answers to other states, last /diagnostics: {status}"
+        )
+
+    def _drain(self, later: set[tuple[int, int]], seen: int, most: float = 5.0) -> None:
+        """Spin until the answers to the states sent after the answered one came (answers come in
+        the order of their states; at most `most` s), so that none arrives during the next step."""
+        end = time.monotonic() + most
+        while time.monotonic() < end:
+            answered = {(js.header.stamp.sec, js.header.stamp.nanosec) for js in self.joint_efforts[seen:]}
+            if later <= answered:
+                return
+            rclpy.spin_once(self.node, timeout_sec=0.01)
 
     def flood(self, msg: JointState, seconds: float, rate: float, every_second=None) -> int:
         """Publish `msg`, freshly stamped, at `rate` Hz for `seconds`; call every_second() once a
@@ -261,4 +298,12 @@ class Driver:
         self.node.destroy_node()
 
 
-__all__ = ["FRICTION_OFF", "Driver", "ros_distro", "start_node", "stop"]
+__all__ = [
+    "FRICTION_OFF",
+    "LATE_STATE_TIMEOUT",
+    "START_TIMEOUT",
+    "Driver",
+    "ros_distro",
+    "start_node",
+    "stop",
+]
