@@ -16,6 +16,11 @@ is. All callbacks go through `_guard`: no exception ends the process.
 
 from __future__ import annotations
 
+if __name__ == "__main__" and __spec__ is not None:  # python -m: a stop while importing is one line
+    from rnea_ros.ros.entry import run_module
+
+    run_module("trajectory_feedforward", __spec__.name)
+
 import sys
 import time
 from collections.abc import Callable

@@ -26,6 +26,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Header
 from trajectory_msgs.msg import JointTrajectory
 
+from rnea_ros.ros.processes import end_with_parent
 from rnea_ros.ros.signals import join_signal_shutdown, shutdown_is_a_stop
 
 # Best effort (matches reliable and best-effort publishers), keep last 10: a gripper driver's
@@ -327,6 +328,7 @@ def run_node(
     """Build a node and spin it until Ctrl-C or shutdown (`spin`, else as RNEA_ROS_EXECUTOR
     selects: `selected_spin`): 0, or 2 when the command line or the parameters are invalid (one
     line naming the culprit, no traceback)."""
+    end_with_parent()  # done already when started through rnea_ros.ros.entry (its executables)
     # a fatal signal (SIGSEGV in a C extension) prints every thread's Python stack to stderr:
     # the node's log then says where it died
     faulthandler.enable()

@@ -60,6 +60,7 @@ from rnea_ros.ros.common import (
     ThrottledLog,
     clock_ns,
     guarded,
+    run_node,
     stamp_ns,
     trajectory_points,
 )
@@ -232,7 +233,9 @@ class InverseDynamicsNode(Node):
             self._deferred = (xml, source)
             return
         if source == PARAMETER_SOURCE:  # as built by _start, unless parameters were set meanwhile
-            self._install(prebuilt or self._parameter_model(), source)
+            built = prebuilt or self._parameter_model()
+            if built is not None:
+                self._install(built, source)
             return
         try:
             built = self._build(xml)
@@ -764,4 +767,9 @@ def _checked(params: dict) -> dict:
     return params
 
 
-__all__ = ["InverseDynamicsNode"]
+def main(args: list[str] | None = None) -> int:
+    """Run the node (its executable starts here through rnea_ros.ros.entry: __main__.py)."""
+    return run_node(args, InverseDynamicsNode, "inverse_dynamics")
+
+
+__all__ = ["InverseDynamicsNode", "main"]
