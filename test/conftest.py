@@ -128,7 +128,10 @@ def panda_urdf() -> str:
 def colcon_workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """install/ of one `colcon build` of the package in a fresh workspace, shared by the session:
     the first pytest-xdist worker to need it builds it under a file lock in the run's temporary
-    folder, the others wait for that build and use it."""
+    folder, the others wait for that build and use it. ros_install.COLCON_INSTALL_ENV names one built
+    (the pytest runs inside test/system/test_no_orphans.py reuse their parent run's)."""
+    if os.environ.get(ros_install.COLCON_INSTALL_ENV):
+        return Path(os.environ[ros_install.COLCON_INSTALL_ENV])
     run_tmp = tmp_path_factory.getbasetemp()
     if os.environ.get("PYTEST_XDIST_WORKER"):
         run_tmp = run_tmp.parent  # shared by this run's workers
