@@ -148,7 +148,9 @@ def test_a_killed_test_run_leaves_no_process(
 ) -> None:
     """pytest (as `make test` runs it) killed with its process group while the node runs."""
     selection, node = PYTEST_MOMENTS[moment]
-    env = {**os.environ, COLCON_INSTALL_ENV: str(colcon_workspace)}
+    # a domain of its own: nodes killed in this process's domain would stay in its DDS graph for
+    # their lease (seconds), seen by the next test here
+    env = {**os.environ, COLCON_INSTALL_ENV: str(colcon_workspace), "ROS_DOMAIN_ID": str(domain(4))}
     env.pop("PYTEST_XDIST_WORKER", None)
     run = Run([*PYTEST, "-q", "--basetemp", str(tmp_path / "run"), selection], tmp_path / "pytest.log", env)
     pid, cmdline = run.wait_for_node(node)
