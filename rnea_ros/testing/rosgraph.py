@@ -105,7 +105,7 @@ def stop(proc: subprocess.Popen) -> str:
     else:
         output = proc.stdout.read() if proc.stdout else ""
     if interrupted and (killed or proc.returncode != 0):
-        how = f"did not stop within {STOP_TIMEOUT} s of SIGINT" if killed else f"exited with {proc.returncode}"
+        how = f"did not stop within {STOP_TIMEOUT} s" if killed else f"exited with {proc.returncode}"
         raise AssertionError(f"{proc.args!r} {how} on SIGINT:\n{output[-4000:]}")
     return output
 
@@ -324,11 +324,13 @@ class Driver:
                     return status
         raise AssertionError(f"no /diagnostics as expected within {timeout} s; the last: {status or 'none'}")
 
-    def until(self, check: Callable[[], object], timeout: float = 30.0, what: str = "") -> None:
-        """Spin until check() holds; AssertionError naming `what` after `timeout` s."""
+    def until(self, check: Callable[[], object], timeout: float = 30.0, what: object = "") -> None:
+        """Spin until check() holds; AssertionError naming `what` (or what `what()` says then:
+        what was seen) after `timeout` s."""
         end = time.monotonic() + timeout
         while not check():
-            assert time.monotonic() < end, f"not within {timeout} s: {what or check}"
+            if time.monotonic() > end:
+                raise AssertionError(f"not within {timeout} s: {what() if callable(what) else what or check}")
             rclpy.spin_once(self.node, timeout_sec=0.02)
 
     @staticmethod

@@ -249,7 +249,8 @@ def test_lifecycle_hold_on_deactivate_uses_the_imu_gravity(tmp_path) -> None:
         assert change_state(d, Transition.TRANSITION_DEACTIVATE)
         hold = gravity_torques(MODEL, Q, gravity=tuple(g_eff))[:7]
         holds = lambda: [c for _, c in d.commands[before:] if np.allclose(c, hold, atol=1e-9)]  # noqa: E731
-        d.until(lambda: holds(), 30.0, f"the hold command {hold}")
+        seen = lambda: f"the hold {hold}; after deactivate: {d.commands[before:]}"  # noqa: E731
+        d.until(lambda: holds(), 30.0, seen)
         d.settle()
         assert len(holds()) == 1  # (a late answer to an earlier state is no hold: it has the q̇ terms)
         assert not np.allclose(hold, gravity_torques(MODEL, Q)[:7], atol=0.5)  # not the parameter's

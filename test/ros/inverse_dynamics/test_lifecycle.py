@@ -20,7 +20,7 @@ from ros_install import WHEELS
 
 from rnea_ros import RobotModel, gravity_torques, rnea
 from rnea_ros.model.example_robots import example_urdf_path
-from rnea_ros.testing.rosgraph import FRICTION_OFF, NODE, Driver, ros_distro, start_node, stop
+from rnea_ros.testing.rosgraph import FRICTION_OFF, NODE, START_TIMEOUT, Driver, ros_distro, start_node, stop
 
 URDF = example_urdf_path("ur5").read_text()
 MODEL = RobotModel.from_urdf(URDF)
@@ -79,7 +79,8 @@ def one_hold(driver: Driver, before: int, hold: np.ndarray) -> bool:
     """Whether exactly one command after the first `before` is the hold command `hold`, once it
     came (a late answer to a state sent while active is no hold: it has the q̇ and q̈ terms)."""
     holds = lambda: [c for _, c in driver.commands[before:] if np.allclose(c, hold)]  # noqa: E731
-    driver.until(lambda: holds(), 30.0, f"the hold command {hold}")
+    seen = lambda: f"the hold {hold}; after deactivate: {driver.commands[before:]}"  # noqa: E731
+    driver.until(lambda: holds(), 30.0, seen)
     driver.settle()
     return len(holds()) == 1
 
@@ -110,7 +111,8 @@ def test_states_through_the_lifecycle_services(managed) -> None:
     assert change(driver, Transition.TRANSITION_CONFIGURE) and lifecycle_state(driver) == "inactive"
     assert joint_states_subscribed(driver, True)
     q, qd = random_state()
-    driver.spin(0.5)
+    # the model comes once the kernels are loaded (seconds when busy)
+    driver.diagnostics_until(lambda s: s["model_loaded"] == "True", START_TIMEOUT)
     assert driver.no_command_for(driver.state(NAMES, q, qd))  # inactive: merged, not commanded
     diag = driver.diagnostics_while_publishing(lambda: driver.state(NAMES, q, qd))
     assert diag["lifecycle_state"] == "inactive" and diag["model_loaded"] == "True"
