@@ -74,11 +74,12 @@ setup(
     tests_require=["pytest"],
     entry_points={
         "console_scripts": [
-            "inverse_dynamics_node = rnea_ros.nodes.inverse_dynamics.__main__:main",
-            "inverse_dynamics_lifecycle_node = rnea_ros.nodes.inverse_dynamics.lifecycle:main",
-            "mujoco_sim_node = rnea_ros.sim.sim_node:main",
-            "multisine_trajectory = rnea_ros.nodes.multisine_trajectory:main",
-            "trajectory_feedforward_node = rnea_ros.nodes.trajectory_feedforward:main",
+            # each through rnea_ros.ros.entry (ends with its parent, a stop while importing: one line)
+            "inverse_dynamics_node = rnea_ros.executables:inverse_dynamics_node",
+            "inverse_dynamics_lifecycle_node = rnea_ros.executables:inverse_dynamics_lifecycle_node",
+            "mujoco_sim_node = rnea_ros.executables:mujoco_sim_node",
+            "multisine_trajectory = rnea_ros.executables:multisine_trajectory",
+            "trajectory_feedforward_node = rnea_ros.executables:trajectory_feedforward_node",
             "rnea_ros_identify = rnea_ros.identification.cli:main",
             "rnea_ros_record = rnea_ros.tools.record:main",
             "rnea_ros_trigger = rnea_ros.tools.trigger:main",

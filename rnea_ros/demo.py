@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import sys
 
+from rnea_ros.ros.processes import end_with_parent  # no ROS
 from rnea_ros.sim.scenario import PANDA_ARM, PANDA_HOME  # no ROS, no MuJoCo
 
 __all__ = ["PANDA_ARM", "PANDA_HOME", "main"]
@@ -30,6 +31,7 @@ def main(argv: list[str] | None = None) -> int:
     """Run the demo (arguments as `python -m rnea_ros.sim.demo --help`); with `--controller jtc`,
     the joint_trajectory_controller path instead (`python -m rnea_ros.sim.jtc_demo --help`), with
     `--mismatch` the identification demo (`python -m rnea_ros.demo --mismatch --help`)."""
+    end_with_parent()  # `ros2 launch rnea_ros demo.launch.py` starts it: it ends with the launch
     args = list(sys.argv[1:] if argv is None else argv)
     if "--ship-deck" in args:
         from rnea_ros.sim.ship_deck import main as ship_deck_main

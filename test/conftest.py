@@ -11,10 +11,12 @@ import as top-level modules, so test/support and every test folder go on sys.pat
 pytest's import mode; hence test file names are unique across the tree.
 
 Each pytest process (each pytest-xdist worker) gets a ROS_DOMAIN_ID of its own, set here before
-anything loads rclpy (test/support/domains.py). Under `pytest -n N` (make test) the scheduler below
-hands out the tests of one test/ros module as one unit, so that its module-scoped node process
-starts once on one worker (so do the system modules of MODULE_UNITS); the tests that keep real
-time (REALTIME) run on one worker one after the other; every other test is a unit of its own. The
+anything loads rclpy (test/support/domains.py: a block of domains claimed for the process's
+lifetime, so that runs side by side on one machine do not meet). Under `pytest -n N` (make
+test) the scheduler below hands out the tests of one test/ros module as one unit, so that its
+module-scoped node process starts once on one worker (so do the system modules of MODULE_UNITS);
+the tests that keep real time (REALTIME) run on one worker one after the other; every other test
+is a unit of its own. The
 colcon-built workspace is built once per run, under a file lock, and shared by the workers
 (fixture colcon_workspace). The real-time tests also carry the mark `realtime`: `make test` runs
 them after the parallel run, alone (`-m realtime`), so that no other test's load delays their
@@ -128,7 +130,10 @@ def panda_urdf() -> str:
 def colcon_workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """install/ of one `colcon build` of the package in a fresh workspace, shared by the session:
     the first pytest-xdist worker to need it builds it under a file lock in the run's temporary
-    folder, the others wait for that build and use it."""
+    folder, the others wait for that build and use it. ros_install.COLCON_INSTALL_ENV names one built
+    (the pytest runs inside test/system/test_no_orphans.py reuse their parent run's)."""
+    if os.environ.get(ros_install.COLCON_INSTALL_ENV):
+        return Path(os.environ[ros_install.COLCON_INSTALL_ENV])
     run_tmp = tmp_path_factory.getbasetemp()
     if os.environ.get("PYTEST_XDIST_WORKER"):
         run_tmp = run_tmp.parent  # shared by this run's workers

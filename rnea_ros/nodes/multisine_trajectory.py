@@ -12,6 +12,11 @@ was longer (the receiver interpolates them quintic).
 
 from __future__ import annotations
 
+if __name__ == "__main__" and __spec__ is not None:  # python -m: a stop while importing is one line
+    from rnea_ros.ros.entry import run_module
+
+    run_module("multisine_trajectory", __spec__.name)
+
 import sys
 
 import numpy as np

@@ -19,6 +19,11 @@ process, and /diagnostics' last_reason always says what became of the last traje
 
 from __future__ import annotations
 
+if __name__ == "__main__" and __spec__ is not None:  # python -m: a stop while importing is one line
+    from rnea_ros.ros.entry import run_module
+
+    run_module("trajectory_feedforward", __spec__.name)
+
 import sys
 import time
 from collections.abc import Callable
@@ -219,8 +224,8 @@ class TrajectoryFeedforwardNode(Node):
         self._joint_params = JointParameters(self, LAW_JOINT_KINDS, SCHEMA)
         deferred = partial(is_joint_parameter, LAW_JOINT_KINDS)
         self._params = parameters.declare(self, SCHEMA, deferred=deferred)
+        check_parameters(self._params)  # a bad parameter file ends start-up before the kernels load
         prepare_kernels(self)  # before any subscription: no cycle compiles
-        check_parameters(self._params)
         self._setup: Setup | None = None
         self._pending: tuple[dict, Setup | None] | None = None
         self._measured: dict[str, tuple[float, float]] = {}  # joint → (position, velocity)

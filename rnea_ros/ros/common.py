@@ -26,7 +26,8 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Header
 from trajectory_msgs.msg import JointTrajectory
 
-from rnea_ros.ros.signals import join_signal_shutdown
+from rnea_ros.ros.processes import end_with_parent
+from rnea_ros.ros.signals import join_signal_shutdown, shutdown_is_a_stop
 
 # Best effort (matches reliable and best-effort publishers), keep last 10: a gripper driver's
 # message is not overwritten by the arm's next one; the node drains the queue each cycle, so the
@@ -106,7 +107,8 @@ def set_stamp(stamp: TimeMsg, ns: int) -> None:
 def spin_default(node: Node) -> None:
     """Spin `node` with rclpy's default executor (`rclpy.spin`) until shutdown."""
     node.get_logger().info("spinning rclpy's default executor (RNEA_ROS_EXECUTOR=default)")
-    rclpy.spin(node)
+    with shutdown_is_a_stop(node.context):  # it builds a wait set in every wait
+        rclpy.spin(node)
 
 
 def spin_events(node: Node) -> None:
@@ -124,8 +126,9 @@ def spin_events(node: Node) -> None:
     executor.add_node(node)
     node.get_logger().info("spinning rclpy's EventsExecutor (RNEA_ROS_EXECUTOR=events, unbounded queue)")
     try:
-        while node.context.ok():
-            executor.spin_once(timeout_sec=0.1)
+        with shutdown_is_a_stop(node.context):
+            while node.context.ok():
+                executor.spin_once(timeout_sec=0.1)
     finally:
         join_signal_shutdown()
         executor.shutdown()
@@ -331,6 +334,7 @@ def run_node(
     """Build a node and spin it until Ctrl-C or shutdown (`spin`, else as RNEA_ROS_EXECUTOR
     selects: `selected_spin`): 0, or 2 when the command line or the parameters are invalid (one
     line naming the culprit, no traceback)."""
+    end_with_parent()  # done already when started through rnea_ros.ros.entry (its executables)
     # a fatal signal (SIGSEGV in a C extension) prints every thread's Python stack to stderr:
     # the node's log then says where it died
     faulthandler.enable()

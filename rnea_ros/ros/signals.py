@@ -6,11 +6,22 @@ wakes from the same signal at once and starts destroying wait sets, publishers a
 at the same time ended 31 of 60 trajectory_feedforward stops one second after start with SIGSEGV
 in `Publisher.destroy` (and a CI run).
 `uninstall_signal_handlers` (public `rclpy.signals` API since Humble) joins that thread, so
-whatever shutdown it began has finished before the first entity is destroyed."""
+whatever shutdown it began has finished before the first entity is destroyed.
+
+The same thread can shut the context down between an executor's check that the context is ok and
+its next rcl call (building a wait set, a guard condition): rcl then refuses the call ("the given
+context is not valid"). That is a stop, not a fault: `shutdown_is_a_stop` turns it into rclpy's
+`ExternalShutdownException`.
+"""
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
+from typing import Any
+
 import rclpy.signals
+from rclpy.executors import ExternalShutdownException
 
 
 def join_signal_shutdown() -> None:
@@ -18,3 +29,18 @@ def join_signal_shutdown() -> None:
     (a later SIGINT raises KeyboardInterrupt as in plain Python). Call it after spinning ends and
     before destroying anything; calling it again does nothing."""
     rclpy.signals.uninstall_signal_handlers()
+
+
+@contextlib.contextmanager
+def shutdown_is_a_stop(context: Any) -> Iterator[None]:
+    """An exception raised while `context` has been shut down (rcl refused a call because the
+    context went down meanwhile) becomes ExternalShutdownException; with the context still ok
+    it is raised as it is."""
+    try:
+        yield
+    except ExternalShutdownException:
+        raise
+    except Exception as exc:
+        if context.ok():
+            raise
+        raise ExternalShutdownException() from exc

@@ -66,8 +66,9 @@ from rclpy.executors import Executor, ExternalShutdownException, SingleThreadedE
 from rclpy.guard_condition import GuardCondition
 from rclpy.node import Node
 from rclpy.subscription import Subscription
+from rclpy.utilities import get_default_context
 
-from rnea_ros.ros.signals import join_signal_shutdown
+from rnea_ros.ros.signals import join_signal_shutdown, shutdown_is_a_stop
 
 WAIT_SET_METHODS = (
     "clear_entities",
@@ -152,14 +153,22 @@ def _drive(coroutine: Any) -> None:
 class WaitSetExecutor(Executor):
     """Serves its nodes from one wait set, rebuilt only when their entities change (see module)."""
 
+    # rclpy's Executor.__del__ reads _sigint_gc, which its __init__ sets last: unset when that
+    # __init__ failed (a context shut down by a stop during start-up), it printed an AttributeError
+    _sigint_gc: Any = None
+    _rebuild_gc: Any = None
+    _sigint_guard: Any = None
+
     def __init__(self, *, context: Any = None, on_error: ErrorHandler | None = None) -> None:
-        super().__init__(context=context)
+        """ExternalShutdownException when `context` is shut down (a stop came first)."""
         from rclpy.signals import SignalHandlerGuardCondition
 
+        with shutdown_is_a_stop(context or get_default_context()):
+            super().__init__(context=context)
+            self._rebuild_gc = GuardCondition(None, None, context=self._context)  # wake(): rebuild
+            self._sigint_guard = SignalHandlerGuardCondition(self._context)  # Ctrl-C ends the wait
         self._impl = _implementation()
         self._on_error = on_error
-        self._rebuild_gc = GuardCondition(None, None, context=self._context)  # wake(): rebuild
-        self._sigint_guard = SignalHandlerGuardCondition(self._context)  # Ctrl-C ends the wait
         self._stale = True
         self._closed = False
         self._wait_set: Any = None
@@ -191,7 +200,7 @@ class WaitSetExecutor(Executor):
         """An entity was created or destroyed, a node added or removed, or the context shut down:
         rebuild the tables before the next wait."""
         self._stale = True
-        gc = getattr(self, "_rebuild_gc", None)
+        gc = self._rebuild_gc
         if gc is not None:
             with contextlib.suppress(InvalidHandle):  # after shutdown (a node destroyed later)
                 gc.trigger()
@@ -226,16 +235,25 @@ class WaitSetExecutor(Executor):
                     wait_set.destroy_when_not_in_use()
         self._wait_set = self._event_wait_set = self._stream_wait_set = None
         for gc in (self._rebuild_gc, self._sigint_guard):
-            with contextlib.suppress(InvalidHandle, ValueError):
-                gc.destroy()
+            if gc is not None:
+                with contextlib.suppress(InvalidHandle, ValueError):
+                    gc.destroy()
         return done
 
     def spin(self) -> None:
-        while self._context.ok() and not self._closed:
-            self.spin_once()
+        """Serve until the context is shut down (ExternalShutdownException) or `shutdown()`."""
+        with shutdown_is_a_stop(self._context):
+            while self._context.ok() and not self._closed:
+                self._spin_once(None)
 
     def spin_once(self, timeout_sec: float | None = None) -> None:
-        """Wait up to timeout_sec (None: until something is ready) and run every ready callback."""
+        """Wait up to timeout_sec (None: until something is ready) and run every ready callback;
+        ExternalShutdownException once the context is shut down, also when the shutdown came
+        while this call built its wait set (rcl refuses a wait set of a shut-down context)."""
+        with shutdown_is_a_stop(self._context):
+            self._spin_once(timeout_sec)
+
+    def _spin_once(self, timeout_sec: float | None) -> None:
         if self._tasks_pending:
             self._run_tasks()
         if self._stale:
@@ -539,6 +557,13 @@ def _by_pointer(entities: Iterable[Any]) -> dict[int, Any]:
     return table
 
 
+class _DefaultExecutor(SingleThreadedExecutor):
+    """rclpy's default executor, of which one whose __init__ failed (a context shut down
+    meanwhile) leaves nothing for its __del__ to complain about (see WaitSetExecutor)."""
+
+    _sigint_gc: Any = None
+
+
 def spin_waitset(node: Node) -> None:
     """Spin `node` on a WaitSetExecutor until shutdown, every callback's exception going to the
     node's `_internal_error(where, text)` when it has one; on an rclpy without the API the loop
@@ -547,10 +572,12 @@ def spin_waitset(node: Node) -> None:
     log = node.get_logger()
     if missing is not None:
         log.warn(f"this rclpy lacks {missing}: spinning rclpy's default executor, not the wait-set loop")
-        fallback = SingleThreadedExecutor(context=node.context)
+        with shutdown_is_a_stop(node.context):
+            fallback = _DefaultExecutor(context=node.context)
         fallback.add_node(node)
         try:
-            fallback.spin()
+            with shutdown_is_a_stop(node.context):  # it builds a wait set in every wait
+                fallback.spin()
         finally:
             join_signal_shutdown()
             fallback.shutdown()

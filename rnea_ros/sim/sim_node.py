@@ -45,6 +45,11 @@ its controllers; the state goes out every IDLE_STATE_EVERY steps only.
 
 from __future__ import annotations
 
+if __name__ == "__main__" and __spec__ is not None:  # python -m: a stop while importing is one line
+    from rnea_ros.ros.entry import run_module
+
+    run_module("mujoco_sim", __spec__.name)
+
 import sys
 import time
 from collections import deque

@@ -12,6 +12,7 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -32,6 +33,12 @@ from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import Float64MultiArray, String  # noqa: E402
 
 NODE = "/inverse_dynamics"
+# How long a node may take to start answering: a ceiling, not an expectation (about 2 s on a quiet
+# machine, over 20 s with three other heavy jobs on its two cores)
+START_TIMEOUT = 120.0
+# How long a node may take to end on SIGINT: a ceiling (well under a second when quiet; seconds when
+# busy: 5 s was once not enough with three other jobs on the machine)
+STOP_TIMEOUT = 60.0
 # Parameters that make the node's friction term zero whatever the URDF says: for tests whose
 # expectations are the rigid-body terms. The friction rules (feedforward along a trajectory,
 # bounded feedback at the measured loop period without one, runaway guard) are tested in
@@ -52,12 +59,20 @@ def ros_distro() -> str:
     return os.environ.get("ROS_DISTRO", "unknown")
 
 
+# joint_states_timeout of a node started here unless the test sets it: a state that a busy machine
+# delivered late still gets its command (the default 0.1 s refused a state 0.115 s old when the
+# machine ran three other jobs: "no command"); tests of the age check set their own.
+LATE_STATE_TIMEOUT = 10.0
+
+
 def start_node(
     tmp: Path, params: dict, *remaps: str, module: str = "rnea_ros.nodes.inverse_dynamics"
 ) -> subprocess.Popen:
     """Start the node with a params file built from `params` and `-r` remaps (`module`:
-    rnea_ros.nodes.inverse_dynamics.lifecycle for the managed variant)."""
+    rnea_ros.nodes.inverse_dynamics.lifecycle for the managed variant); joint_states_timeout is
+    LATE_STATE_TIMEOUT unless `params` sets it."""
     path = tmp / f"params_{time.monotonic_ns()}.yaml"
+    params = {"joint_states_timeout": LATE_STATE_TIMEOUT, **params}
     path.write_text(yaml.safe_dump({"inverse_dynamics": {"ros__parameters": params}}))
     args = [sys.executable, "-m", module, "--ros-args", "--params-file", str(path)]
     for remap in remaps:
@@ -78,7 +93,7 @@ def stop(proc: subprocess.Popen) -> str:
     if interrupted:
         proc.send_signal(2)
         try:
-            proc.wait(5)
+            proc.wait(STOP_TIMEOUT)
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait(5)
@@ -90,9 +105,26 @@ def stop(proc: subprocess.Popen) -> str:
     else:
         output = proc.stdout.read() if proc.stdout else ""
     if interrupted and (killed or proc.returncode != 0):
-        how = "did not stop within 5 s of SIGINT" if killed else f"exited with {proc.returncode}"
+        how = f"did not stop within {STOP_TIMEOUT} s" if killed else f"exited with {proc.returncode}"
         raise AssertionError(f"{proc.args!r} {how} on SIGINT:\n{output[-4000:]}")
     return output
+
+
+def output_of(proc: subprocess.Popen) -> str:
+    """What a node started by `start_node` has printed so far."""
+    proc.log.flush()  # type: ignore[attr-defined]
+    return Path(proc.log.name).read_text(errors="replace")  # type: ignore[attr-defined]
+
+
+def wait_for_output(proc: subprocess.Popen, text: str, timeout: float = START_TIMEOUT) -> str:
+    """The node's output once it holds `text`; AssertionError with the output when the node
+    ends first or after `timeout` s."""
+    end = time.monotonic() + timeout
+    while text not in (out := output_of(proc)):
+        ended = proc.poll()
+        assert ended is None and time.monotonic() < end, f"no {text!r}, exit {ended}:\n{out[-3000:]}"
+        time.sleep(0.05)  # the pace of the look
+    return out
 
 
 class Driver:
@@ -107,6 +139,7 @@ class Driver:
         self.node = Node(name)
         self.commands: list[tuple[float, list[float]]] = []
         self.joint_efforts: list[JointState] = []
+        self.unanswered: set[tuple[int, int]] = set()  # stamps of states command_for gave up on
         self.terms: dict[str, list[JointState]] = {}
         self.diagnostics: list[DiagnosticArray] = []
         n = self.node
@@ -145,11 +178,13 @@ class Driver:
             msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(now, 1_000_000_000)
         return msg
 
-    def command_for(self, msg: JointState, timeout: float = 3.0) -> np.ndarray | None:
-        """Publish `msg` with a fresh stamp and return the efforts answering it, or None.
+    def command_for(self, msg: JointState, timeout: float = 10.0) -> np.ndarray | None:
+        """Publish `msg` with a fresh stamp and return the efforts answering it, or None after
+        `timeout` s (a ceiling: an answer comes in well under a second, also when busy; a state
+        that is refused gets none).
 
         The answer is matched by stamp on ~/joint_efforts, which carries the input's stamp and
-        the same values as ~/effort_commands.
+        the same values as ~/effort_commands. A state given up on is remembered: `settle()`.
         """
         now = self.node.get_clock().now().nanoseconds
         msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(now, 1_000_000_000)
@@ -161,7 +196,18 @@ class Driver:
             for js in reversed(self.joint_efforts[-20:]):
                 if (js.header.stamp.sec, js.header.stamp.nanosec) == stamp:
                     return np.array(js.effort)
+        self.unanswered.add(stamp)
         return None
+
+    def settle(self, most: float = 10.0) -> None:
+        """Spin until the states `command_for` gave up on are answered (at most `most` s: a refused
+        one never is), so that no late answer counts as a command of the test's next step."""
+        end = time.monotonic() + most
+        while self.unanswered and time.monotonic() < end:
+            rclpy.spin_once(self.node, timeout_sec=0.01)
+            recent = self.joint_efforts[-50:]
+            self.unanswered -= {(js.header.stamp.sec, js.header.stamp.nanosec) for js in recent}
+        self.unanswered.clear()
 
     def no_command_for(self, msg: JointState, wait: float = 0.4) -> bool:
         """Publish `msg` as is and check that no command follows within `wait` seconds."""
@@ -170,15 +216,41 @@ class Driver:
         self.spin(wait)
         return len(self.commands) == before
 
-    def wait_for_commands(self, make_msg, timeout: float = 20.0) -> np.ndarray:
-        """Publish make_msg() every 50 ms until a command comes back (the node is starting)."""
+    def wait_for_commands(self, make_msg, timeout: float = START_TIMEOUT) -> np.ndarray:
+        """Publish make_msg() (freshly stamped) every 50 ms until one of them is answered (the node
+        is starting): the answer; TimeoutError after `timeout` s saying what came meanwhile."""
+        sent: set[tuple[int, int]] = set()
+        seen = len(self.joint_efforts)
         end = time.monotonic() + timeout
         while time.monotonic() < end:
-            got = self.command_for(make_msg(), timeout=0.05)
-            if got is not None:
-                self.spin(0.2)
-                return got
-        raise TimeoutError("no effort command from the node")
+            msg = make_msg()
+            now = self.node.get_clock().now().nanoseconds
+            msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(now, 1_000_000_000)
+            sent.add((msg.header.stamp.sec, msg.header.stamp.nanosec))
+            self.joint_states.publish(msg)
+            pace = time.monotonic() + 0.05
+            while time.monotonic() < pace:
+                rclpy.spin_once(self.node, timeout_sec=0.01)
+                for js in self.joint_efforts[seen:]:
+                    stamp = (js.header.stamp.sec, js.header.stamp.nanosec)
+                    if stamp in sent:
+                        self._drain({s for s in sent if s > stamp}, seen)
+                        return np.array(js.effort)
+        status = self.status(self.diagnostics[-1]) if self.diagnostics else "none"
+        raise TimeoutError(
+            f"no effort command for {len(sent)} joint_states within {timeout} s; meanwhile "
+            f"{len(self.joint_efforts) - seen} answers to other states, last /diagnostics: {status}"
+        )
+
+    def _drain(self, later: set[tuple[int, int]], seen: int, most: float = 5.0) -> None:
+        """Spin until the answers to the states sent after the answered one came (answers come in
+        the order of their states; at most `most` s), so that none arrives during the next step."""
+        end = time.monotonic() + most
+        while time.monotonic() < end:
+            answered = {(js.header.stamp.sec, js.header.stamp.nanosec) for js in self.joint_efforts[seen:]}
+            if later <= answered:
+                return
+            rclpy.spin_once(self.node, timeout_sec=0.01)
 
     def flood(self, msg: JointState, seconds: float, rate: float, every_second=None) -> int:
         """Publish `msg`, freshly stamped, at `rate` Hz for `seconds`; call every_second() once a
@@ -216,7 +288,7 @@ class Driver:
             self.set_client.remove_pending_request(future)
         raise AssertionError("set_parameters did not answer")
 
-    def latest_diagnostics(self, timeout: float = 3.0) -> dict[str, str]:
+    def latest_diagnostics(self, timeout: float = 30.0) -> dict[str, str]:
         self.diagnostics.clear()
         end = time.monotonic() + timeout
         while not self.diagnostics and time.monotonic() < end:
@@ -224,7 +296,7 @@ class Driver:
         assert self.diagnostics, "no /diagnostics"
         return self.status(self.diagnostics[-1])
 
-    def diagnostics_while_publishing(self, make_msg, timeout: float = 3.0) -> dict[str, str]:
+    def diagnostics_while_publishing(self, make_msg, timeout: float = 30.0) -> dict[str, str]:
         """The next /diagnostics status while make_msg() is published at about 50 Hz."""
         self.diagnostics.clear()
         end = time.monotonic() + timeout
@@ -233,6 +305,33 @@ class Driver:
             self.spin(0.02)
         assert self.diagnostics, "no /diagnostics"
         return self.status(self.diagnostics[-1])
+
+    def diagnostics_until(
+        self, check: Callable[[dict[str, str]], object], timeout: float = 30.0
+    ) -> dict[str, str]:
+        """The first /diagnostics status from now on for which check(status) holds, spinning
+        meanwhile: what the node did with an input sent just before, whenever it gets to it (a
+        fixed wait before reading one status failed on a busy machine); AssertionError with the
+        last status after `timeout` s."""
+        self.diagnostics.clear()
+        end = time.monotonic() + timeout
+        status: dict[str, str] = {}
+        while time.monotonic() < end:
+            rclpy.spin_once(self.node, timeout_sec=0.05)
+            while self.diagnostics:
+                status = self.status(self.diagnostics.pop(0))
+                if check(status):
+                    return status
+        raise AssertionError(f"no /diagnostics as expected within {timeout} s; the last: {status or 'none'}")
+
+    def until(self, check: Callable[[], object], timeout: float = 30.0, what: object = "") -> None:
+        """Spin until check() holds; AssertionError naming `what` (or what `what()` says then:
+        what was seen) after `timeout` s."""
+        end = time.monotonic() + timeout
+        while not check():
+            if time.monotonic() > end:
+                raise AssertionError(f"not within {timeout} s: {what() if callable(what) else what or check}")
+            rclpy.spin_once(self.node, timeout_sec=0.02)
 
     @staticmethod
     def status(msg: DiagnosticArray) -> dict[str, str]:
@@ -261,4 +360,14 @@ class Driver:
         self.node.destroy_node()
 
 
-__all__ = ["FRICTION_OFF", "Driver", "ros_distro", "start_node", "stop"]
+__all__ = [
+    "FRICTION_OFF",
+    "LATE_STATE_TIMEOUT",
+    "START_TIMEOUT",
+    "Driver",
+    "ros_distro",
+    "output_of",
+    "start_node",
+    "stop",
+    "wait_for_output",
+]

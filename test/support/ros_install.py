@@ -35,6 +35,8 @@ TESTS = REPO / "test"
 WHEELS = Path(os.environ.get("ROS2_WHEELS") or REPO.parent / "shared" / "ros2-wheels")
 BIN = Path(sys.executable).parent
 BUILD_TIMEOUT = 600.0  # s; colcon build on a loaded 2-core machine takes about a minute
+# a colcon install/ built already, which conftest's colcon_workspace then gives (test_no_orphans.py)
+COLCON_INSTALL_ENV = "RNEA_ROS_TEST_COLCON_INSTALL"
 
 
 def require_ros_install() -> None:

@@ -1,6 +1,10 @@
 """Entry point of `ros2 run rnea_ros inverse_dynamics_node`
 (also `python -m rnea_ros.nodes.inverse_dynamics`).
 
+It imports nothing heavy: `main` starts through `rnea_ros.ros.entry.run` (the process ends with its
+parent; a Ctrl-C or SIGTERM during the imports is one line, exit 0), which imports `start`'s
+module, the node, rclpy and the kernels' modules.
+
 The node spins as `RNEA_ROS_EXECUTOR` selects (`common.selected_spin`): the wait-set loop
 (`waitset`, `waitset_loop.WaitSetExecutor`: one wait set, bounded memory), rclpy's default
 executor (`default`) or rclpy's EventsExecutor (`events`: its event queue grows without bound when
@@ -10,21 +14,12 @@ from __future__ import annotations
 
 import sys
 
-from rclpy.node import Node
-
-from rnea_ros.ros.common import run_node
+from rnea_ros.ros.entry import run
 
 
 def main(args: list[str] | None = None) -> int:
     """Run the inverse_dynamics node."""
-    return run_node(args, _inverse_dynamics_node, "inverse_dynamics")
-
-
-def _inverse_dynamics_node() -> Node:
-    # imported here, within run_node: a Ctrl-C during the import is a clean stop
-    from rnea_ros.nodes.inverse_dynamics.node import InverseDynamicsNode
-
-    return InverseDynamicsNode()
+    return run("inverse_dynamics", "rnea_ros.nodes.inverse_dynamics.node:main", args)
 
 
 if __name__ == "__main__":

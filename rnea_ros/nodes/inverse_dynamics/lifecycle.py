@@ -23,6 +23,11 @@ Diagnostics (while configured) carry `lifecycle_state`; inactive is OK, "not com
 
 from __future__ import annotations
 
+if __name__ == "__main__" and __spec__ is not None:  # python -m: a stop while importing is one line
+    from rnea_ros.ros.entry import run_module
+
+    run_module("inverse_dynamics", __spec__.name)
+
 import sys
 from typing import Any
 

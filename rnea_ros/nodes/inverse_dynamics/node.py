@@ -57,6 +57,7 @@ from rnea_ros.ros.common import (
     ThrottledLog,
     clock_ns,
     guarded,
+    run_node,
     stamp_ns,
     trajectory_points,
 )
@@ -146,6 +147,9 @@ class InverseDynamicsNode(Node):
     def _start(self) -> None:
         """Kernels, publishers, subscriptions, timers and the model: what a running node has.
         ParameterError when the robot_description parameter gives no model."""
+        # The parameter's model first, built without the kernels: a parameter file that gives no
+        # model ends start-up here, before any kernel loads or compiles (however busy the machine)
+        self._from_parameter = self._parameter_model()
         # Kernels before any cycle: a warm cache loads within KernelsInBackground's wait; a cold
         # one compiles on while the node serves its parameters, joint_states unanswered till then.
         self._kernels = KernelsInBackground(self, self._on_kernels_ready)
@@ -238,27 +242,25 @@ class InverseDynamicsNode(Node):
 
     def _load_description(self, xml: str, source: str) -> None:
         """A description installed, or rejected with the previous model kept; from the read-only
-        robot_description parameter, a model it cannot give ends start-up (ParameterError). While
-        the kernels compile in the background (a cold cache), building would compile in this
-        thread: the description is parsed at once and waits (`_on_kernels_ready`)."""
-        if not self._kernels.ready:
-            try:
-                model_from_urdf(xml, self._params, "fixed")
-                if self._params["root_joint"] != "fixed":
-                    model_from_urdf(xml, self._params, self._params["root_joint"])
-            except URDFError as exc:
-                if source == PARAMETER_SOURCE:
-                    raise ParameterError("robot_description", str(exc)) from None
-                self._reject_description(source, exc)
-                return
+        robot_description parameter, a model it cannot give ended start-up before (`_start`).
+        While the kernels compile in the background (a cold cache), the first cycle would compile
+        in this thread: the description is parsed at once and waits (`_on_kernels_ready`)."""
+        prebuilt, self._from_parameter = self._from_parameter, None
+        if not self._kernels.ready:  # (the parameter's model was checked by _start)
+            if source != PARAMETER_SOURCE:
+                try:
+                    model_from_urdf(xml, self._params, "fixed")
+                    if self._params["root_joint"] != "fixed":
+                        model_from_urdf(xml, self._params, self._params["root_joint"])
+                except URDFError as exc:
+                    self._reject_description(source, exc)
+                    return
             self._deferred = (xml, source)
             return
-        if source == PARAMETER_SOURCE:
-            try:
-                built = self._build(xml)
-            except URDFError as exc:
-                raise ParameterError("robot_description", str(exc)) from None
-            self._install(built, source)
+        if source == PARAMETER_SOURCE:  # as built by _start, unless parameters were set meanwhile
+            built = prebuilt or self._parameter_model()
+            if built is not None:
+                self._install(built, source)
             return
         try:
             built = self._build(xml)
@@ -271,6 +273,17 @@ class InverseDynamicsNode(Node):
         self.stats.model_rejected(f"{source}: {exc}")
         kept = "the previous model keeps commanding" if self._loaded else "no model loaded"
         self.get_logger().error(f"rejected robot description from {source}: {exc} ({kept})")
+
+    def _parameter_model(self) -> tuple[Loaded, Overrides, dict] | None:
+        """The model of the robot_description parameter (None when empty); ParameterError naming
+        the parameter at fault. Builds no kernel (the model and the law are plain data)."""
+        xml = self._params["robot_description"]
+        if not xml:
+            return None
+        try:
+            return self._build(xml)
+        except URDFError as exc:
+            raise ParameterError("robot_description", str(exc)) from None
 
     def _build(self, xml: str) -> tuple[Loaded, Overrides, dict]:
         """The Loaded state of a description with the current parameters (and the message
@@ -851,4 +864,9 @@ def _checked(params: dict) -> dict:
     return params
 
 
-__all__ = ["InverseDynamicsNode"]
+def main(args: list[str] | None = None) -> int:
+    """Run the node (its executable starts here through rnea_ros.ros.entry: __main__.py)."""
+    return run_node(args, InverseDynamicsNode, "inverse_dynamics")
+
+
+__all__ = ["InverseDynamicsNode", "main"]

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import shutil
 import stat
+import subprocess
 import time
 from pathlib import Path
 
@@ -114,3 +115,32 @@ def test_parameters_answer_while_the_kernels_compile_then_commands_are_the_core_
         output = stop(proc)
         writable_again(install)
     assert "Traceback" not in output
+
+
+@pytest.mark.skipif(not HAVE_NUMBA, reason="numba is not installed: nothing compiles")
+def test_an_invalid_parameter_file_ends_start_up_before_any_compiling(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A per-joint value for the wrong number of joints, found with the parameter's model, on a cold
+    cache: exit 2 with one line naming it, nothing compiled (it once waited for the kernels, and
+    the error then went to the internal-error counter of a node that never exited)."""
+    install = read_only_copy(tmp_path / "install")
+    numba_cache = tmp_path / "numba_cache"
+    numba_cache.mkdir()
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(install), os.environ.get("PYTHONPATH", "")]))
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(numba_cache))
+    monkeypatch.delenv("RNEA_ROS_NO_NUMBA", raising=False)
+    params = {"robot_description": URDF, "tip_link": "panda_hand", "friction.viscous": [0.1, 0.2]}
+    proc = start_node(tmp_path, params)
+    try:
+        code = proc.wait(120.0)  # a ceiling: compiling alone takes minutes here
+    except subprocess.TimeoutExpired:
+        code = None
+    finally:
+        output = stop(proc)
+        writable_again(install)
+    assert code == 2, f"exit {code}:\n{output[-3000:]}"
+    fatal = [line for line in output.splitlines() if "FATAL" in line]
+    assert len(fatal) == 1 and "friction.viscous: must have 7 values" in fatal[0], output
+    assert COLD not in output and "kernels" not in output, output
+    assert not any(numba_cache.rglob("*.nbi"))

@@ -171,7 +171,7 @@ def test_contact_mask_takes_effect(node: Driver) -> None:
     d = node
     first_command(d)
     d.mask.publish(UInt8MultiArray(data=[1, 1, 1, 0]))  # the right hind foot lifts off
-    d.spin(0.2)
+    d.until(lambda: statuses(d)["contacts"]["contact_mask"] == "1110", what="the mask 1110 taken")
     try:
         got = command(d)
         _, _, three = expected(FEET[:3])
@@ -182,13 +182,13 @@ def test_contact_mask_takes_effect(node: Driver) -> None:
         assert not latest_wrenches(d, stamp)["HR_FOOT"].any()
         assert statuses(d)["contacts"]["contact_mask"] == "1110"
         d.mask.publish(UInt8MultiArray(data=[1, 1]))  # wrong length: dropped, the mask kept
-        d.spin(0.2)
-        assert "~/contact_state has 2 values, contacts.links has 4" in d.latest_diagnostics()["last_drop"]
+        wrong = "~/contact_state has 2 values, contacts.links has 4"
+        d.diagnostics_until(lambda s: wrong in s.get("last_drop", ""))
         got = command(d)
         assert got is not None and np.allclose(got, three.tau, rtol=0, atol=1e-9)
     finally:
         d.mask.publish(UInt8MultiArray(data=[1, 1, 1, 1]))
-        d.spin(0.2)
+        d.until(lambda: statuses(d)["contacts"]["contact_mask"] == "1111", what="the mask 1111 taken")
     got = command(d)
     assert got is not None and np.allclose(got, expected()[2].tau, rtol=0, atol=1e-9)
 
@@ -198,15 +198,13 @@ def test_stale_odometry_gives_no_command(node: Driver) -> None:
     first_command(d)
     d.spin(TIMEOUT + 0.2)  # odometry falls silent: joint_states alone get no command
     assert d.no_command_for(d.state(NAMES, Q, QD))
-    diag = d.latest_diagnostics()
-    assert "no recent ~/odometry" in diag["last_drop"] and int(diag["rejected.odometry_stale"]) >= 1
+    diag = d.diagnostics_until(lambda s: "no recent ~/odometry" in s.get("last_drop", ""))
+    assert int(diag["rejected.odometry_stale"]) >= 1
     d.odometry.publish(odometry(d, stamp_offset=-2 * TIMEOUT))  # an old one is dropped on arrival
-    d.spin(0.2)
-    assert "s old (odometry.timeout" in d.latest_diagnostics()["last_drop"]
+    d.diagnostics_until(lambda s: "s old (odometry.timeout" in s.get("last_drop", ""))
     assert d.no_command_for(d.state(NAMES, Q, QD))
     d.odometry.publish(odometry(d, stamp_offset=-1.7e9))  # sim-time stamps, wall-clock node
-    d.spin(0.2)
-    assert "use_sim_time" in d.latest_diagnostics()["last_drop"]
+    d.diagnostics_until(lambda s: "use_sim_time" in s.get("last_drop", ""))
     assert command(d) is not None  # a fresh one: commands again
 
 
@@ -252,8 +250,7 @@ def test_imu_gives_the_base_orientation_and_angular_velocity(node: Driver) -> No
         now = d.node.get_clock().now().nanoseconds
         imu.header.stamp.sec, imu.header.stamp.nanosec = divmod(now, 1_000_000_000)
         d.imu.publish(imu)
-        d.spin(0.2)
-        assert "moves with joint" in d.latest_diagnostics()["last_drop"]
+        d.diagnostics_until(lambda s: "moves with joint" in s.get("last_drop", ""))
     finally:
         assert d.set_parameters({"base.source": "odometry"})[0].successful
 

@@ -35,6 +35,11 @@ def expected(q, qd, qdd=None, gravity=(0, 0, -9.81), wrenches=None):
     return rnea(MODEL, q, qd, qdd, gravity=gravity, wrenches=wrenches)
 
 
+def _is(got: np.ndarray | None, want: np.ndarray) -> bool:
+    """Whether an answer came and is `want`."""
+    return got is not None and bool(np.allclose(got, want, atol=1e-9))
+
+
 @pytest.fixture(scope="module")
 def node(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("node")
@@ -166,9 +171,10 @@ def test_end_effector_wrench_parameter_and_topic(node: Driver) -> None:
         (msg.wrench.force.x, msg.wrench.force.y, msg.wrench.force.z) = local[:3]
         (msg.wrench.torque.x, msg.wrench.torque.y, msg.wrench.torque.z) = local[3:]
         node.node.create_publisher(WrenchStamped, "/inverse_dynamics/ee_wrench", 10).publish(msg)
-        node.spin(0.3)
-        got = node.command_for(node.state(NAMES, q, qd))
-        assert np.allclose(got, expected(q, qd, wrenches={"panda_hand": wrench}), atol=1e-9)
+        want = expected(q, qd, wrenches={"panda_hand": wrench})
+        # another topic than joint_states: taken when the node gets to it (the parameter's wrench,
+        # in root axes, commands until then)
+        node.until(lambda: _is(node.command_for(node.state(NAMES, q, qd)), want), 30.0, "the link wrench")
     finally:
         assert node.set_parameters({"ee_wrench": [0.0] * 6, "ee_wrench_frame": "root"})[0].successful
     assert np.allclose(node.command_for(node.state(NAMES, q, qd)), expected(q, qd), atol=1e-9)
@@ -226,10 +232,10 @@ def test_trajectory_feedforward_and_hold_after_the_end(node: Driver) -> None:
     node.command_for(node.state(NAMES, q, qd))
     t_published = time.monotonic()  # the trajectory cannot start before this
     publisher.publish(_trajectory(q, accel, duration=1.5))
-    node.spin(0.2)
-    got = node.command_for(node.state(NAMES, q, qd))
+    # another topic than joint_states: taken when the node gets to it, then every answer shows it
+    running = expected(q, qd) + mass_matrix(MODEL, q) @ accel
+    node.until(lambda: _is(node.command_for(node.state(NAMES, q, qd)), running), 30.0, "the trajectory")
     t_running = time.monotonic()  # the trajectory started before this answer (it shows in it)
-    assert np.allclose(got, expected(q, qd) + mass_matrix(MODEL, q) @ accel, atol=1e-9)
     # the desired state moves: a PD term on the tracking error shows the sampled q, q̇ (the gains
     # as given: this driver's states come every 0.2 s, a loop the feedback bound would slow down)
     gains = {"feedback.kp": [kp], "feedback.kd": [0.0], "feedback.max_phase_lag": 0.0}
@@ -266,8 +272,8 @@ def test_bad_trajectories_are_rejected_and_counted(node: Driver) -> None:
     short.points[1].positions = short.points[1].positions[:3]
     for msg in (unsorted, unknown, short):
         publisher.publish(msg)
-    node.spin(0.5)
-    assert int(node.latest_diagnostics()["rejected.bad_trajectory"]) - before == 3
+    diag = node.diagnostics_until(lambda s: int(s.get("rejected.bad_trajectory", 0)) - before >= 3)
+    assert int(diag["rejected.bad_trajectory"]) - before == 3
     q, qd = random_state()
     assert np.allclose(node.command_for(node.state(NAMES, q, qd)), expected(q, qd), atol=1e-9)
 

@@ -10,7 +10,7 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from rnea_ros import RobotModel, rnea
 from rnea_ros.model.example_robots import example_urdf_path
-from rnea_ros.testing.rosgraph import FRICTION_OFF, Driver, start_node, stop
+from rnea_ros.testing.rosgraph import FRICTION_OFF, Driver, output_of, start_node, stop, wait_for_output
 
 PANDA = example_urdf_path("panda").read_text()
 UR5 = example_urdf_path("ur5").read_text()
@@ -33,7 +33,7 @@ def test_late_description_replacement_broken_one_and_mimic_joints(tmp_path) -> N
     try:
         ur5 = RobotModel.from_urdf(UR5)
         q, qd = np.linspace(-1, 1, ur5.nv), np.linspace(0.5, -0.5, ur5.nv)
-        driver.spin(1.0)  # the node is up and has no model: no command
+        wait_for_output(proc, "waiting for a URDF on topic robot_description")  # up, no model: no command
         assert driver.no_command_for(driver.state(ur5.joint_names, q, qd), wait=0.5)
         driver.description.publish(String(data=UR5))  # arrives after start-up
         got = driver.wait_for_commands(lambda: driver.state(ur5.joint_names, q, qd))
@@ -56,11 +56,10 @@ def test_late_description_replacement_broken_one_and_mimic_joints(tmp_path) -> N
         driver.description.publish(
             String(data="<robot name='broken'><link name='a'/><link name='b'/></robot>")
         )
-        driver.spin(0.5)
+        diag = driver.diagnostics_until(lambda s: "several root links" in s.get("last_model_error", ""))
+        assert diag["model"].startswith("panda")
         got = driver.command_for(driver.state(names, qp[:-1], qdp[:-1]))
         assert got is not None and np.allclose(got, feedforward(panda, qp, qdp), atol=1e-9)
-        diag = driver.latest_diagnostics()
-        assert "several root links" in diag["last_model_error"] and diag["model"].startswith("panda")
     finally:
         driver.close()
         output = stop(proc)
@@ -113,17 +112,20 @@ def test_model_swap_under_a_running_trajectory_and_broken_descriptions(tmp_path)
         status = d.diagnostics_while_publishing(flowing)
         assert status["model"].startswith("panda (9 joints")
         d.description.publish(String(data="<robot"))
-        d.spin(0.3)
+        d.until(lambda: "not valid XML" in output_of(proc), 60.0, "the broken description taken")
         status = d.diagnostics_while_publishing(flowing)
         assert status["level"] == WARN and "previous model still commands" in status["message"]
         assert "not valid XML" in status["last_model_error"]
+        rejected = output_of(proc).count("rejected robot description")
         d.description.publish(String(data=""))  # an empty description is rejected too
-        d.spin(0.3)
+        d.until(lambda: output_of(proc).count("rejected robot description") > rejected, 60.0, "the empty one")
         empty = JointTrajectory(joint_names=list(FULL.joint_names))  # cancel the trajectory
         d.node.create_publisher(JointTrajectory, "/inverse_dynamics/joint_trajectory", 10).publish(empty)
-        d.spin(0.2)
-        got = d.command_for(d.state(FULL.joint_names, q, qd))
-        assert np.allclose(got, feedforward(FULL, q, qd), atol=1e-9)
+        # (another topic than joint_states: taken when the node gets to it, then the answers are exact)
+        want = feedforward(FULL, q, qd)
+        answer = lambda: d.command_for(d.state(FULL.joint_names, q, qd))  # noqa: E731
+        exact = lambda got: got is not None and np.allclose(got, want, atol=1e-9)  # noqa: E731
+        d.until(lambda: exact(answer()), 60.0, "the trajectory cancelled")
         d.diagnostics_while_publishing(flowing)  # the period of the rejection
         later = d.diagnostics_while_publishing(flowing)  # the warning lasted one period
         assert later["level"] == OK, later

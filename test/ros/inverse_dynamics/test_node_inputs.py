@@ -8,7 +8,7 @@ import pytest
 
 from rnea_ros import RobotModel, rnea
 from rnea_ros.model.example_robots import example_urdf_path
-from rnea_ros.testing.rosgraph import FRICTION_OFF, Driver, start_node, stop
+from rnea_ros.testing.rosgraph import FRICTION_OFF, START_TIMEOUT, Driver, start_node, stop
 
 PANDA = example_urdf_path("panda").read_text()
 FULL = RobotModel.from_urdf(PANDA)  # 7 arm + 2 finger joints
@@ -29,6 +29,7 @@ def two_publishers(tmp_path_factory):
     params = {"robot_description": PANDA, "joints": ARM, "joint_states_timeout": TIMEOUT, **FRICTION_OFF}
     proc = start_node(tmp, params)
     driver = Driver("inputs_driver", dict(zip(FULL.joint_names, FULL.effort_limit, strict=True)))
+    driver.diagnostics_until(lambda s: s["model_loaded"] == "True", START_TIMEOUT)  # the node is up
     yield driver
     driver.close()
     output = stop(proc)
@@ -56,7 +57,7 @@ def test_arm_and_gripper_publishers_are_merged_per_joint(two_publishers: Driver)
     # the gripper falls silent: once its value is older than the timeout, no command
     d.spin(TIMEOUT + 0.2)
     assert d.no_command_for(d.state(ARM, q_arm, qd_arm))
-    assert "panda_finger_joint1" in d.latest_diagnostics()["last_drop"]
+    d.diagnostics_until(lambda s: "panda_finger_joint1" in s.get("last_drop", ""))
     d.joint_states.publish(d.state(FINGERS, [0.01], [0.0]))
     d.spin(0.1)
     assert d.command_for(d.state(ARM, q_arm, qd_arm)) is not None
@@ -68,12 +69,13 @@ def test_future_stamps_and_clock_mixups_are_refused_with_the_reason(two_publishe
     d.joint_states.publish(d.state(FINGERS, [0.02], [0.0]))
     d.spin(0.1)
     assert d.no_command_for(d.state(ARM, q, q, stamp_offset=2 * TIMEOUT))
-    assert "future (clock skew)" in d.latest_diagnostics()["last_drop"]
+    d.diagnostics_until(lambda s: "future (clock skew)" in s.get("last_drop", ""))
     assert d.no_command_for(d.state(ARM, q, q, stamp_offset=-1.7e9))  # sim-time stamps, wall-clock node
-    drop = d.latest_diagnostics()["last_drop"]
-    assert "s old" in drop and "use_sim_time" in drop
-    assert d.no_command_for(d.state(ARM, q, q, stamp_offset=1.7e9))
-    assert "use_sim_time" in d.latest_diagnostics()["last_drop"]
+    d.diagnostics_until(lambda s: "s old" in s.get("last_drop", "") and "use_sim_time" in s["last_drop"])
+    # far in the future (1e8 s: +1.7e9, as before, overflowed the int32 seconds of a stamp into
+    # the past, and a fixed wait read the previous drop's reason)
+    assert d.no_command_for(d.state(ARM, q, q, stamp_offset=1e8))
+    d.diagnostics_until(lambda s: "future" in s.get("last_drop", "") and "use_sim_time" in s["last_drop"])
     d.joint_states.publish(d.state(FINGERS, [0.02], [0.0]))
     assert d.command_for(d.state(ARM, q, q)) is not None, d.latest_diagnostics()
 
@@ -91,9 +93,8 @@ def test_diagnostics_error_when_commands_stop_and_input_age_keeps_growing(two_pu
     assert d.command_for(d.state(ARM, np.zeros(7), np.zeros(7))) is not None
     for _ in range(3):  # stale input, not silence: the reason is the drop
         d.joint_states.publish(d.state(ARM, np.zeros(7), np.zeros(7), stamp_offset=-5.0))
-        d.spin(0.3)
-    diag = d.latest_diagnostics()
-    assert diag["level"] == ERROR and "s old" in diag["message"]
+        d.spin(0.3)  # the pace of the stale states
+    d.diagnostics_until(lambda s: s["level"] == ERROR and "s old" in s["message"])
 
 
 def test_zero_timeout_means_no_age_check(two_publishers: Driver) -> None:
@@ -106,8 +107,7 @@ def test_zero_timeout_means_no_age_check(two_publishers: Driver) -> None:
         old = d.state(ARM, q_arm, np.zeros(7), stamp_offset=-20.0)
         before = len(d.commands)
         d.joint_states.publish(old)
-        d.spin(0.5)
-        assert len(d.commands) > before
+        d.until(lambda: len(d.commands) > before, what="a command for a state 20 s old")
         q = np.array([*q_arm, 0.02, 0.02])
         assert np.allclose(d.commands[-1][1], expected(FULL, q, np.zeros(9))[:7], atol=1e-9)
     finally:

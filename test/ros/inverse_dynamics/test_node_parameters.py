@@ -3,6 +3,8 @@ lists, misspelled keys, invalid files (one line, exit 2) and per-joint values ac
 
 from __future__ import annotations
 
+import subprocess
+
 import numpy as np
 import pytest
 from builtin_interfaces.msg import Duration
@@ -72,14 +74,20 @@ def test_integers_empty_lists_and_a_misspelled_key(tmp_path) -> None:
     ],
 )
 def test_invalid_parameter_files_end_start_up_with_one_line(tmp_path, params, line) -> None:
+    """Exit 2 with one line naming the parameter, before any kernel is loaded or compiled (a
+    busy machine's kernel loading once kept a per-joint error waiting for more than 30 s; a cold
+    cache: test_cold_start.py)."""
     proc = start_node(tmp_path, {"robot_description": UR5, **params})
     try:
-        assert proc.wait(30) == 2
-    finally:
-        output = stop(proc)
+        code = proc.wait(120)  # a ceiling: it fails at start-up, a few seconds even when busy
+    except subprocess.TimeoutExpired:
+        code = None
+    output = stop(proc)
+    assert code == 2, f"exit {code}:\n{output[-3000:]}"
     assert line in output
     assert "Traceback" not in output
     assert len([x for x in output.splitlines() if "FATAL" in x]) == 1
+    assert "kernels" not in output, output  # failed before loading them
 
 
 def _constant_velocity(q: np.ndarray, v: np.ndarray) -> JointTrajectory:
@@ -111,12 +119,14 @@ def test_per_joint_values_are_never_applied_to_another_joint(tmp_path) -> None:
         trajectories = d.node.create_publisher(JointTrajectory, "/inverse_dynamics/joint_trajectory", 10)
         trajectories.publish(_constant_velocity(q, v))
         d.description.publish(String(data=KINOVA))  # 6 joints too, other names
-        d.spin(1.5)
-        diag = d.latest_diagnostics()
-        assert "friction.viscous: has one value per joint for [shoulder_pan_joint" in diag["last_model_error"]
+        refused = "friction.viscous: has one value per joint for [shoulder_pan_joint"
+        diag = d.diagnostics_until(lambda s: refused in s.get("last_model_error", ""))
         assert diag["model"].startswith("ur5")
         want = rnea(MODEL, q, qd, np.zeros(6)) + np.array(viscous) * v
-        assert np.allclose(d.command_for(d.state(NAMES, q, qd)), want, atol=1e-9)
+        # the trajectory is at constant velocity 1 s after the node took it (another topic: when
+        # the node gets to it; it joins from the measured state until then)
+        answer = lambda: d.command_for(d.state(NAMES, q, qd))  # noqa: E731
+        d.until(lambda: (got := answer()) is not None and np.allclose(got, want, atol=1e-9), 60.0, "F_v v")
         # values that do not depend on the joints: the swap goes through
         assert all(
             r.successful for r in d.set_parameters({"friction.viscous": [-1.0], "friction.coulomb": [-1.0]})

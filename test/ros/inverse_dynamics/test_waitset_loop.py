@@ -6,6 +6,8 @@ the API, spin_waitset falls back to rclpy's default executor."""
 
 from __future__ import annotations
 
+import gc
+import sys
 import threading
 import time
 import types
@@ -15,6 +17,7 @@ import pytest
 import rclpy
 from diagnostic_msgs.srv import AddDiagnostics as Trigger
 from rclpy.context import Context
+from rclpy.duration import Duration
 from rclpy.node import Node
 from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import String
@@ -33,10 +36,11 @@ def context() -> Iterator[Context]:
     rclpy.try_shutdown(context=ctx)
 
 
-def spin_until(executor: WaitSetExecutor, done: Callable[[], bool], timeout: float = 10.0) -> None:
+def spin_until(executor: WaitSetExecutor, done: Callable[[], bool], timeout: float = 60.0) -> None:
+    """Spin until done(), a ceiling of `timeout` s."""
     end = time.monotonic() + timeout
     while not done():
-        assert time.monotonic() < end, "timed out"
+        assert time.monotonic() < end, f"not within {timeout} s: {done}"
         executor.spin_once(0.02)
 
 
@@ -179,7 +183,8 @@ def test_memory_is_bounded_by_the_qos_depth(context) -> None:
     matched(pub, executor)
     for k in range(500):
         pub.publish(String(data=str(k)))
-    time.sleep(0.5)  # delivered into the middleware's history meanwhile
+    # every one delivered into the subscription's history (acknowledged) before the loop looks
+    assert pub.wait_for_all_acked(Duration(seconds=60)), "500 messages not acknowledged within 60 s"
     spin_until(executor, lambda: bool(got) and got[-1] == 499)
     end = time.monotonic() + 0.3
     while time.monotonic() < end:
@@ -252,15 +257,18 @@ def test_while_a_stream_flows_everything_else_is_still_served(context) -> None:
     assert all(f.result().success for f in futures) and len(futures) == 10
     full, streams = executor.full_waits - full0, executor.stream_waits - stream0
     assert streams > full, (streams, full)  # most waits on the streams' set (a 2 ms timer: full every 2 ms)
-    for period, count in fired.items():  # at their rate (half of it at least: a loaded machine)
-        assert count >= 0.5 * elapsed / period, (period, count, elapsed)
+    # the 2 ms timer is served at its own rate, not only at the full waits every 20 ms: it fires
+    # several times as often as the 20 ms one (whatever the machine's speed: half its rate, the old
+    # check, failed beside two busy processes, 473 ticks in 1.98 s), and the 20 ms one fires too
+    fast, slow = fired[0.002], fired[0.02]
+    assert fast >= 3 * slow and slow >= 0.25 * elapsed / 0.02, (fired, elapsed)
     woken: list[int] = []
     guard = node.create_guard_condition(lambda: woken.append(1))
     executor.spin_once(0)
     guard.trigger()
     spin_until(executor, lambda: bool(woken))
     after = client.call_async(Trigger.Request())
-    spin_until(executor, after.done, timeout=2.0)
+    spin_until(executor, after.done)
     executor.shutdown()
 
 
@@ -319,9 +327,35 @@ def test_clock_joins_the_streams_of_a_node_that_has_streams_only(context) -> Non
     executor.shutdown()
 
 
-def test_falls_back_to_the_default_executor_without_the_api(context, monkeypatch) -> None:
+class ShutdownAfterTheLoopsCheck(Context):
+    """A real context that, once armed, shuts itself down right after an executor's loop
+    (`spin()`) found it ok: where rclpy's signal thread lands when a SIGINT or SIGTERM comes while
+    the loop goes round (the executor then builds its next wait set on a shut-down context)."""
+
+    armed = False
+
+    def ok(self) -> bool:
+        ok = super().ok()
+        if ok and self.armed and sys._getframe(1).f_code.co_name == "spin":
+            self.armed = False
+            self.shutdown()
+        return ok
+
+
+@pytest.fixture
+def late_context() -> Iterator[ShutdownAfterTheLoopsCheck]:
+    ctx = ShutdownAfterTheLoopsCheck()
+    rclpy.init(context=ctx)
+    yield ctx
+    rclpy.try_shutdown(context=ctx)
+
+
+def test_falls_back_to_the_default_executor_without_the_api(late_context, monkeypatch) -> None:
     """An rclpy whose implementation lacks WaitSet (another distribution): spin_waitset says so
-    and serves the node with rclpy's SingleThreadedExecutor instead, until shutdown."""
+    and serves the node with rclpy's SingleThreadedExecutor instead, until shutdown, also a
+    shutdown that lands between the loop's check and its next wait set (which rcl refuses:
+    RCLError 'the given context is not valid' from the loop's thread, a busy machine's CI)."""
+    context = late_context
     missing = types.SimpleNamespace(WaitSet=types.SimpleNamespace(wait=None))  # lacks the rest
     monkeypatch.setattr(waitset_loop, "_implementation", lambda: missing)
     assert missing_api() == "rclpy_implementation.WaitSet.clear_entities"
@@ -333,24 +367,79 @@ def test_falls_back_to_the_default_executor_without_the_api(context, monkeypatch
     logged: list[str] = []
     node.get_logger().warn = logged.append  # type: ignore[method-assign]
     errors: list[BaseException] = []
+    ended = threading.Event()
 
     def run() -> None:
         try:
             spin_waitset(node)
-        except Exception as exc:  # noqa: BLE001 - ExternalShutdownException at the end is the normal end
-            if not isinstance(exc, rclpy.executors.ExternalShutdownException):
-                errors.append(exc)
+        except rclpy.executors.ExternalShutdownException:  # the normal end
+            pass
+        except Exception as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+        ended.set()
 
     thread = threading.Thread(target=run, daemon=True)
     thread.start()
     pub = peer.create_publisher(String, "fb", RELIABLE)
-    end = time.monotonic() + 10.0
+    end = time.monotonic() + 30.0
     while not (got and ticks) and time.monotonic() < end:  # both served (the message may come first)
         pub.publish(String(data="x"))
-        time.sleep(0.02)
-    assert got and len(ticks) > 0
-    rclpy.shutdown(context=context)
-    thread.join(5.0)
-    assert not thread.is_alive() and not errors
+        time.sleep(0.02)  # the publishing pace, not a wait
+    assert got and ticks, f"served within 30 s: messages {got}, timer ticks {len(ticks)}"
+    context.armed = True  # the timer wakes the loop: its next check is followed by the shutdown
+    assert ended.wait(30.0), f"still spinning 30 s after the shutdown was armed (armed: {context.armed})"
+    assert not context.armed and not context.ok()
+    assert not errors, errors
     assert logged and "lacks rclpy_implementation.WaitSet.clear_entities" in logged[0]
     assert "default executor" in logged[0]
+
+
+def test_a_shutdown_while_the_loop_builds_a_larger_wait_set_is_a_stop(late_context) -> None:
+    """A node created an entity (its wait set must grow), then the context went down before the
+    loop built the new one: ExternalShutdownException, the normal end, not rcl's RCLError; in
+    spin() as well as in spin_once()."""
+    context = late_context
+    node = Node("loop_grows", context=context)
+    executor = WaitSetExecutor(context=context)
+    executor.add_node(node)
+    executor.spin_once(0)
+    node.create_subscription(String, "new_entity", lambda m: None, RELIABLE)
+    context.armed = True
+    with pytest.raises(rclpy.executors.ExternalShutdownException):
+        executor.spin()
+    assert not context.armed
+    executor.shutdown()
+
+    context2 = Context()
+    rclpy.init(context=context2)
+    node2 = Node("loop_grows_once", context=context2)
+    executor2 = WaitSetExecutor(context=context2)
+    executor2.add_node(node2)
+    executor2.spin_once(0)
+    node2.create_subscription(String, "new_entity", lambda m: None, RELIABLE)
+    rclpy.shutdown(context=context2)
+    with pytest.raises(rclpy.executors.ExternalShutdownException):
+        executor2.spin_once(0)
+    executor2.shutdown()
+
+
+def test_no_executor_over_a_context_already_shut_down(context, monkeypatch) -> None:
+    """A SIGTERM after the node's start-up and before its loop exists (issue 32: exit 0, but
+    `AttributeError: 'WaitSetExecutor' object has no attribute '_sigint_gc'` printed from the
+    half-built executor's __del__): spin_waitset ends with ExternalShutdownException, the normal
+    end, and nothing is reported by a finaliser; the same for the fallback executor."""
+    unraisable: list[str] = []
+    hook = lambda u: unraisable.append(f"{u.exc_type.__name__}: {u.exc_value}")  # noqa: E731
+    monkeypatch.setattr(sys, "unraisablehook", hook)
+    node = Node("loop_after_shutdown", context=context)
+    rclpy.shutdown(context=context)
+    with pytest.raises(rclpy.executors.ExternalShutdownException):
+        WaitSetExecutor(context=context)
+    with pytest.raises(rclpy.executors.ExternalShutdownException):
+        spin_waitset(node)
+    missing = types.SimpleNamespace(WaitSet=types.SimpleNamespace(wait=None))
+    monkeypatch.setattr(waitset_loop, "_implementation", lambda: missing)
+    with pytest.raises(rclpy.executors.ExternalShutdownException):
+        spin_waitset(node)
+    gc.collect()
+    assert unraisable == []

@@ -533,6 +533,7 @@ def test_invalid_parameters_end_start_up_in_one_line(tmp_path, params: dict, exp
         output = stop(proc)
     assert proc.returncode == 2, output
     assert expected in output and "Traceback" not in output, output
+    assert "kernels" not in output, output  # it failed before loading them
 
 
 def test_time_optimal_without_toppra_is_refused_with_the_reason(tmp_path) -> None:
