@@ -2,7 +2,7 @@
 `compile_kernels`, the one warm-up, to compile them all up front.
 
 Nothing compiles at import or at model build. A kernel compiles (or loads from numba's disk
-cache, `cache=True`) the first time it is needed: lazily, on the first call of a function that
+cache, `jit.PackageCache`) the first time it is needed: lazily, on the first call of a function that
 uses it, unless `compile_kernels()` ran before. A cold cache costs seconds per kernel, a warm one
 a few milliseconds; a process that must not stall in its first control cycle (the node) calls
 `compile_kernels()` at start-up.

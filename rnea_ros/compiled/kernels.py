@@ -5,14 +5,12 @@ flat 1-D sequences with explicit strides and spells out its 3-vector arithmetic.
 Python calls, with which argument types, and when they compile: `compiled`.
 
 The flat memory layout is defined here, and only here, as module-level integers (numba folds
-them into the compiled code, so naming an offset costs nothing). Here rather than in a module of
-its own because numba's disk cache is invalidated by changes to this file only: a layout
-constant changed in another module would leave stale compiled kernels behind. For the same reason
-every compiled function of the package is here, with the tables it reads (the effort law's LAW_*
-and OUT_* rows, the friction compensation's FC_*, the runaway guard's G_* and K_*, the momentum
-observer's S_* and OB_*); the modules that use them (`rnea_ros.control`, `rnea_ros.friction`,
-`rnea_ros.estimation`) hold only Python. test/unit/compiled/test_cache.py checks that an edit here
-reaches the cached code.
+them into the compiled code, so naming an offset costs nothing), with the tables the kernels read
+(the effort law's LAW_* and OUT_* rows, the friction compensation's FC_*, the runaway guard's G_*
+and K_*, the momentum observer's S_* and OB_*); the modules that use them (`rnea_ros.control`,
+`rnea_ros.friction`, `rnea_ros.estimation`) hold only Python. numba's cache of every compiled
+function carries one stamp over all of `rnea_ros/compiled/` (`jit`): an edit here reaches every
+cached kernel and pointer cfunc (test/unit/compiled/test_stale_cache.py).
 
 Body record (`RobotModel.body`): BODY_STRIDE floats per movable joint / body, in model order;
 body i's frame is the child link frame of joint i.

@@ -28,7 +28,7 @@ from collections.abc import Callable
 from typing import Any
 
 from rnea_ros.compiled import kernels as k
-from rnea_ros.compiled.jit import HAVE_NUMBA, numba
+from rnea_ros.compiled.jit import HAVE_NUMBA, cfunc, numba
 
 Caller: Any
 try:  # by name: import-linter, which cannot see into a C extension, took the import for the package's
@@ -138,7 +138,7 @@ class PointerKernel:
         for i in range(self.vectors):
             args += [i64 if self.int64_mask >> i & 1 else f64, numba.types.int64]
         try:
-            self.cfunc = numba.cfunc(numba.types.int64(*args), cache=True)(self.python)
+            self.cfunc = cfunc(numba.types.int64(*args), self.python)
         except Exception as exc:  # noqa: BLE001 - a numba that cannot compile it: the entry points serve
             self.error = f"{type(exc).__name__}: {exc}"
             self.call = _none
