@@ -39,9 +39,24 @@ import numpy.typing as npt
 
 from rnea_ros.algorithms.configuration import base_placement
 from rnea_ros.compiled import entry_points as c
-from rnea_ros.compiled import kernels as k
 from rnea_ros.compiled import pointer_kernels as pk
 from rnea_ros.compiled.jit import HAVE_NUMBA
+from rnea_ros.compiled.kernels.layout import (
+    B_AXIS,
+    BAD_SIZE,
+    BODY_STRIDE,
+    NOT_UNIT,
+    OK,
+    REVOLUTE,
+    UNIT_TOL,
+    W_POS,
+    W_ROT_ROOT,
+    WR_FORCE,
+    WR_MOMENT,
+    WR_ORIGIN,
+    WRENCH_STRIDE,
+    WS_STRIDE,
+)
 from rnea_ros.errors import RneaError, UnknownLinkError
 from rnea_ros.model.data import Data
 from rnea_ros.model.robot_model import GRAVITY, RobotModel
@@ -135,7 +150,13 @@ def _fast_record(model: RobotModel, gravity: Any, data: Data | None, out: Any) -
 
 
 def _rnea_wrench_fast(
-    model: RobotModel, q: Any, qd: Any, qdd: Any, gravity: tuple, wrenches: Any, data: Data | None,
+    model: RobotModel,
+    q: Any,
+    qd: Any,
+    qdd: Any,
+    gravity: tuple,
+    wrenches: Any,
+    data: Data | None,
     pointer: bool,
 ) -> np.ndarray | None:
     """rnea with wrenches given as float64 6-vectors, through the Data's record and its wrench
@@ -167,7 +188,7 @@ def _rnea_wrench_fast(
         slots: list[tuple[str, slice]] = []  # wrench_arrays' rows: the links not fixed to the root
         for link in links:
             if model.link_frame(link).body >= 0:
-                start = len(slots) * k.WRENCH_STRIDE + k.WR_FORCE
+                start = len(slots) * WRENCH_STRIDE + WR_FORCE
                 slots.append((link, slice(start, start + 6)))
         single = slots[0][0] if len(links) == 1 and len(slots) == 1 else ""  # one link, not the root's
         layout = data.wrench_layout = (source, links, wb, wd, slots, single)
@@ -338,7 +359,7 @@ def _rnea_checked(
         else:
             status = c.RNEA_BATCH.call(tree, q, qd, qdd, g, wb, wd, ws, tau)
     else:
-        status = k.OK
+        status = OK
         gl, wbl, wdl = g.tolist(), wb.tolist(), wd.tolist()
         t = [0.0] * n
         rows = tau.reshape(-1, n)
@@ -427,7 +448,7 @@ def gravity_torques(
         kernel = c.GRAVITY_TORQUES if q.ndim == 1 else c.GRAVITY_BATCH
         status = kernel.call(tree, q, g, ws, tau)
     else:
-        status = k.OK
+        status = OK
         gl = g.tolist()
         t = [0.0] * n
         rows = tau.reshape(-1, n)
@@ -475,7 +496,7 @@ def mass_matrix(model: RobotModel, q: npt.ArrayLike, *, data: Data | None = None
         kernel = c.MASS_MATRIX if q.ndim == 1 else c.MASS_MATRIX_BATCH
         status = kernel.call(tree, q, data.ws, data.comp, flat)
     else:
-        status = k.OK
+        status = OK
         scratch = [0.0] * (n * n)
         rows = flat.reshape(-1, n * n)
         for row, (qi,) in enumerate(_rows(q)):
@@ -539,9 +560,9 @@ def _fixed_jacobian(model: RobotModel, q: np.ndarray, link: str) -> np.ndarray:
     tip = pos[frame.body] + rot[frame.body] @ frame.translation
     i = frame.body
     while i >= 0:
-        b = i * k.BODY_STRIDE + k.B_AXIS
+        b = i * BODY_STRIDE + B_AXIS
         axis = rot[i] @ model.body[b : b + 3]
-        if model.jtype[i] == k.REVOLUTE:
+        if model.jtype[i] == REVOLUTE:
             jac[:3, i] = np.cross(axis, tip - pos[i])
             jac[3:, i] = axis
         else:
@@ -551,7 +572,7 @@ def _fixed_jacobian(model: RobotModel, q: np.ndarray, link: str) -> np.ndarray:
 
 
 def wrench_arrays(model: RobotModel, wrenches: Wrenches | None) -> tuple[np.ndarray, np.ndarray]:
-    """Kernel arrays for link wrenches (see `kernels`); links fixed to a fixed root are dropped (the
+    """Kernel arrays for link wrenches (see `kernels.layout`); links fixed to a fixed root are dropped (the
     root takes them), those fixed to a floating root go to the base (body njoints).
     UnknownLinkError for an unknown link, RneaError for a bad wrench."""
     if not wrenches:
@@ -571,10 +592,10 @@ def wrench_arrays(model: RobotModel, wrenches: Wrenches | None) -> tuple[np.ndar
         if not np.all(np.isfinite(w)):
             raise RneaError(f"wrenches['{link}'] contains NaN or Inf")
         if frame.body >= 0 or model.root_nv:
-            row = np.zeros(k.WRENCH_STRIDE)
-            row[k.WR_ORIGIN : k.WR_ORIGIN + 3] = frame.translation
-            row[k.WR_FORCE : k.WR_FORCE + 3] = w[:3]
-            row[k.WR_MOMENT : k.WR_MOMENT + 3] = w[3:]
+            row = np.zeros(WRENCH_STRIDE)
+            row[WR_ORIGIN : WR_ORIGIN + 3] = frame.translation
+            row[WR_FORCE : WR_FORCE + 3] = w[:3]
+            row[WR_MOMENT : WR_MOMENT + 3] = w[3:]
             bodies.append(frame.body if frame.body >= 0 else model.njoints)
             rows.append(row)
     if not bodies:
@@ -598,8 +619,8 @@ def raise_not_finite(named: Mapping[str, object]) -> None:
 
 def _check(status: int, named: Mapping[str, object]) -> None:
     """Raise for a kernel status other than OK (arguments were checked, so: not finite)."""
-    if status != k.OK:
-        if status == k.BAD_SIZE:  # pragma: no cover - sizes are checked before the call
+    if status != OK:
+        if status == BAD_SIZE:  # pragma: no cover - sizes are checked before the call
             raise RneaError("argument sizes do not match the model")
         raise_not_finite(named)
 
@@ -663,12 +684,12 @@ def body_poses(model: RobotModel, q: np.ndarray) -> tuple[np.ndarray, np.ndarray
     """Rotation (n, 3, 3) and origin (n, 3) of every body in the root frame (q: the joints')."""
     n = model.njoints
     tree = model.kernel_tree()
-    ws: Any = np.zeros(n * k.WS_STRIDE) if HAVE_NUMBA else [0.0] * (n * k.WS_STRIDE)
+    ws: Any = np.zeros(n * WS_STRIDE) if HAVE_NUMBA else [0.0] * (n * WS_STRIDE)
     c.JOINT_TRANSFORMS.call(tree, q if HAVE_NUMBA else q.tolist(), ws)
     c.ROOT_ROTATIONS.call(tree, ws)
-    rec = np.asarray(ws).reshape(n, k.WS_STRIDE)
-    rot = rec[:, k.W_ROT_ROOT : k.W_ROT_ROOT + 9].reshape(n, 3, 3)
-    origin = rec[:, k.W_POS : k.W_POS + 3]
+    rec = np.asarray(ws).reshape(n, WS_STRIDE)
+    rot = rec[:, W_ROT_ROOT : W_ROT_ROOT + 9].reshape(n, 3, 3)
+    origin = rec[:, W_POS : W_POS + 3]
     pos = np.zeros((n, 3))
     for i in range(n):
         lam = model.parent[i]
@@ -692,9 +713,9 @@ def _floating_states(model: RobotModel, **named: npt.ArrayLike) -> list[np.ndarr
 
 
 def _floating_check(model: RobotModel, status: int, named: Mapping[str, object]) -> None:
-    if status == k.NOT_UNIT:
+    if status == NOT_UNIT:
         which = "q[3:7] (the base quaternion)" if model.root_joint == "floating" else "q[2:4] (cos θ, sin θ)"
-        raise RneaError(f"{which} must have unit norm (within {k.UNIT_TOL:g} on its square)")
+        raise RneaError(f"{which} must have unit norm (within {UNIT_TOL:g} on its square)")
     _check(status, named)
 
 

@@ -27,8 +27,19 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from rnea_ros.compiled import kernels as k
 from rnea_ros.compiled.jit import HAVE_NUMBA, cfunc, numba
+from rnea_ros.compiled.kernels.fixed_root import (
+    gravity_packed_gravity_kernel,
+    gravity_packed_kernel,
+    rnea_packed_gravity_kernel,
+    rnea_packed_kernel,
+    rnea_packed_wrench_kernel,
+)
+from rnea_ros.compiled.kernels.floating_root import (
+    floating_gravity_packed_kernel,
+    floating_rnea_packed_kernel,
+)
+from rnea_ros.compiled.kernels.layout import BAD_SIZE, WR_FORCE
 
 Caller: Any
 try:  # by name: import-linter, which cannot see into a C extension, took the import for the package's
@@ -49,30 +60,30 @@ else:  # pragma: no cover - exercised with RNEA_ROS_NO_NUMBA=1 (nothing here is 
 # arrays of any layout (`[::1]`), the types the kernel is compiled for, so that numba reuses that
 # compiled code rather than compiling it again for C-contiguous arrays.
 def _rnea_packed(p0, n0, p1, n1, p2, n2, p3, n3, p4, n4):
-    return k.rnea_packed_kernel(
+    return rnea_packed_kernel(
         carray(p0, n0), carray(p1, n1)[::1], carray(p2, n2)[::1], carray(p3, n3)[::1], carray(p4, n4)
     )
 
 
 def _gravity_packed(p0, n0, p1, n1, p2, n2):
-    return k.gravity_packed_kernel(carray(p0, n0), carray(p1, n1)[::1], carray(p2, n2))
+    return gravity_packed_kernel(carray(p0, n0), carray(p1, n1)[::1], carray(p2, n2))
 
 
 def _rnea_packed_gravity(p0, n0, p1, n1, p2, n2, p3, n3, p4, n4, p5, n5):
-    return k.rnea_packed_gravity_kernel(
+    return rnea_packed_gravity_kernel(
         carray(p0, n0), carray(p1, n1)[::1], carray(p2, n2)[::1], carray(p3, n3)[::1], carray(p4, n4)[::1],
         carray(p5, n5),
     )  # fmt: skip
 
 
 def _gravity_packed_gravity(p0, n0, p1, n1, p2, n2, p3, n3):
-    return k.gravity_packed_gravity_kernel(
+    return gravity_packed_gravity_kernel(
         carray(p0, n0), carray(p1, n1)[::1], carray(p2, n2)[::1], carray(p3, n3)
     )
 
 
 def _rnea_packed_wrench(p0, n0, p1, n1, p2, n2, p3, n3, p4, n4, p5, n5, p6, n6):
-    return k.rnea_packed_wrench_kernel(
+    return rnea_packed_wrench_kernel(
         carray(p0, n0), carray(p1, n1)[::1], carray(p2, n2)[::1], carray(p3, n3)[::1], carray(p4, n4),
         carray(p5, n5), carray(p6, n6),
     )  # fmt: skip
@@ -83,24 +94,24 @@ def _rnea_packed_wrench1(p0, n0, p1, n1, p2, n2, p3, n3, p4, n4, p5, n5, p6, n6,
     first slot of the wrench record (p5) here rather than in Python."""
     wrench = carray(p6, n6)
     wrench_data = carray(p5, n5)
-    if n6 != 6 or n5 < k.WR_FORCE + 6:
-        return k.BAD_SIZE
+    if n6 != 6 or n5 < WR_FORCE + 6:
+        return BAD_SIZE
     for i in range(6):
-        wrench_data[k.WR_FORCE + i] = wrench[i]
-    return k.rnea_packed_wrench_kernel(
+        wrench_data[WR_FORCE + i] = wrench[i]
+    return rnea_packed_wrench_kernel(
         carray(p0, n0), carray(p1, n1)[::1], carray(p2, n2)[::1], carray(p3, n3)[::1], carray(p4, n4),
         wrench_data, carray(p7, n7),
     )  # fmt: skip
 
 
 def _floating_rnea_packed(p0, n0, p1, n1, p2, n2, p3, n3, p4, n4):
-    return k.floating_rnea_packed_kernel(
+    return floating_rnea_packed_kernel(
         carray(p0, n0), carray(p1, n1)[::1], carray(p2, n2)[::1], carray(p3, n3)[::1], carray(p4, n4)
     )
 
 
 def _floating_gravity_packed(p0, n0, p1, n1, p2, n2):
-    return k.floating_gravity_packed_kernel(carray(p0, n0), carray(p1, n1)[::1], carray(p2, n2))
+    return floating_gravity_packed_kernel(carray(p0, n0), carray(p1, n1)[::1], carray(p2, n2))
 
 
 class PointerKernel:

@@ -8,9 +8,9 @@ feedback term always compares desired with measured. The friction term follows
 drives, bounded feedback from the measured velocity for the others, each faded out by the runaway
 guard (`rnea_ros.friction.runaway_guard`) when it drives its joint. All arrays in `model.joint_names`
 order, efforts in N m or N. The total is clamped to the effort limit × scale. One compiled call
-(`kernels.cycle_kernel`) computes every term of a cycle into a preallocated table from one
-kinematics pass per configuration, as Pinocchio's computeAllTerms: M(q) and the friction row,
-the feedback bound, the model terms, the total, then the runaway guard's period.
+(`compiled.kernels.cycle.cycle_kernel`) computes every term of a cycle into a preallocated table
+from one kinematics pass per configuration, as Pinocchio's computeAllTerms: M(q) and the friction
+row, the feedback bound, the model terms, the total, then the runaway guard's period.
 """
 
 from __future__ import annotations
@@ -23,7 +23,8 @@ import numpy as np
 import numpy.typing as npt
 
 from rnea_ros.algorithms.dynamics import GRAVITY, Data, raise_not_finite, wrench_arrays
-from rnea_ros.compiled import kernels as k
+from rnea_ros.compiled.kernels.cycle import OUT_CLAMPED, OUT_ROWS, OUT_TOTAL, cycle_kernel
+from rnea_ros.compiled.kernels.layout import BAD_SIZE, LAW_KD, LAW_KP, LAW_LIMIT, LAW_ROWS, NOT_FINITE, OK
 from rnea_ros.control.feedback_bound import REFRESH
 from rnea_ros.control.terms import COMPENSABLE, TERMS, compensable_terms
 from rnea_ros.errors import RneaError
@@ -124,10 +125,10 @@ class Efforts:
         self._gravity = np.array([*np.asarray(law.gravity, dtype=float).reshape(3), 0.0, 0.0, 0.0])
         switches = [t in law.compensate for t in COMPENSABLE] + [law.use_desired_state]
         self._switches = np.array(switches, dtype=np.int64)
-        self._law = np.empty((k.LAW_ROWS, n))
-        self._law[k.LAW_KP] = law.kp
-        self._law[k.LAW_KD] = law.kd
-        self._law[k.LAW_LIMIT] = law.limits(model)[0]
+        self._law = np.empty((LAW_ROWS, n))
+        self._law[LAW_KP] = law.kp
+        self._law[LAW_KD] = law.kd
+        self._law[LAW_LIMIT] = law.limits(model)[0]
         self._wrench = wrench_arrays(model, law.wrenches)  # the law's constant wrenches
         # the table the kernels read: the law with the feedback gains of this cycle (bounded by
         # the loop's period and delay, rnea_ros.control.feedback_bound)
@@ -136,10 +137,10 @@ class Efforts:
         self._minv_t = np.nan
         self._rows = np.zeros((2, n))
         self._phase_lag = float(law.max_phase_lag)
-        gains = self._law[k.LAW_KP : k.LAW_KD + 1]
+        gains = self._law[LAW_KP : LAW_KD + 1]
         self._bounded = self._phase_lag > 0 and bool(np.any(gains))
         self.feedback_scale = np.ones(n)  # per joint: the last cycle's gain scale s (kp s², kd s)
-        self.table = np.zeros((k.OUT_ROWS, n))
+        self.table = np.zeros((OUT_ROWS, n))
         # friction compensation and its runaway guard (state kept between calls)
         self.friction = friction
         self.rules = law.friction_rules
@@ -189,17 +190,17 @@ class Efforts:
     @property
     def total(self) -> np.ndarray:
         """The clamped command of the last call (view of `table`)."""
-        return self.table[k.OUT_TOTAL]
+        return self.table[OUT_TOTAL]
 
     @property
     def clamped(self) -> np.ndarray:
         """Where the last command was clamped (bool copy)."""
-        return self.table[k.OUT_CLAMPED] != 0.0
+        return self.table[OUT_CLAMPED] != 0.0
 
     def clamped_joints(self, names: Sequence[str], index: Sequence[int]) -> list[str]:
         """names[i] for every i whose joint (model index index[i]) the last command clamped; one
         row read as a list, cheaper per cycle than `clamped` and a numpy reduction."""
-        row = self.table[k.OUT_CLAMPED].tolist()
+        row = self.table[OUT_CLAMPED].tolist()
         if not any(row):
             return []
         return [name for name, j in zip(names, index, strict=True) if row[j]]
@@ -254,7 +255,7 @@ def compute_efforts(
     run_guard = friction_on and guard.enabled and 0.0 < dt <= 1.0 and loop.sample_t == last_t
     lag = 0.5 * loop.period + loop.delay  # zero-order hold of one period, plus the delay
     try:
-        status = k.cycle_kernel(
+        status = cycle_kernel(
             efforts._tree, q, qd, q_des, qd_des, qdd_des, efforts._gravity, efforts._switches, efforts._law,
             efforts._law_now, wb, wd, efforts._ws, efforts._comp, efforts._mass, friction_on, efforts._coef,
             driven, loop.period, bound, refresh, efforts._minv, lag, efforts._phase_lag,
@@ -262,14 +263,14 @@ def compute_efforts(
             guard.state, guard.clock, table,
         )  # fmt: skip
     except (ValueError, OverflowError):  # pure-Python fallback only: math.cos(inf) and the like
-        status = k.NOT_FINITE
+        status = NOT_FINITE
     except IndexError:  # pure-Python fallback only: wrongly sized input
-        status = k.BAD_SIZE
-    if t is not None and refresh and (status == k.OK or not friction_on or np.isfinite(efforts._mass).all()):
+        status = BAD_SIZE
+    if t is not None and refresh and (status == OK or not friction_on or np.isfinite(efforts._mass).all()):
         efforts._minv_t = t  # M⁻¹ was refreshed (or failed at this t): next refresh REFRESH s on
-    if status == k.BAD_SIZE:
+    if status == BAD_SIZE:
         raise RneaError(f"q, qd and the desired state must have {efforts.model.nv} values each")
-    if status != k.OK:
+    if status != OK:
         named = {"q": q, "qd": qd, "desired q": q_des, "desired qd": qd_des, "desired qdd": qdd_des}
         raise_not_finite(named)
     if friction_on:

@@ -16,7 +16,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from rnea_ros.compiled.jit import HAVE_NUMBA
-from rnea_ros.compiled.kernels import (
+from rnea_ros.compiled.kernels.layout import (
     COMP_STRIDE,
     PK_TREE,
     TREE_STRIDE,
@@ -39,7 +39,7 @@ _NO_GRAVITY = object()
 class Data:
     """Workspace of the kernels for models of up to `nv` joints; not shared between threads.
 
-    With numba it is one packed record (see `kernels`) holding, besides the workspace, the tree
+    With numba it is one packed record (see `kernels.layout`) holding, besides the workspace, the tree
     and the gravity of the last model and gravity it served (`packed_for`), so that a call with
     `data=` passes the compiled kernel one array, as the default path does."""
 

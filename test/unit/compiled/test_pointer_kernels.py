@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 from pinref import PinRef
 
-from rnea_ros.compiled import kernels as k
 from rnea_ros.compiled import pointer_kernels as pk
 from rnea_ros.compiled.jit import HAVE_NUMBA
+from rnea_ros.compiled.kernels.layout import BAD_SIZE, OK, WRENCH_STRIDE
 
 pytestmark = pytest.mark.skipif(not HAVE_NUMBA, reason="numba disabled (RNEA_ROS_NO_NUMBA)")
 REF = PinRef("ur5")
@@ -34,7 +34,7 @@ def test_the_extension_is_built_and_used() -> None:
     q, qd, qdd = _state(0)
     _, packed = REF.model._kernel_args
     tau = np.full(N, 7.0)
-    assert pk.RNEA_PACKED.call(packed, q, qd, qdd, tau) == k.OK
+    assert pk.RNEA_PACKED.call(packed, q, qd, qdd, tau) == OK
     np.testing.assert_allclose(tau, REF.rnea(q, qd, qdd), rtol=1e-12, atol=1e-9)
     for kernel in pk.POINTER_KERNELS:  # every one compiles (a failure would leave the entry points)
         kernel.compile()
@@ -69,13 +69,13 @@ def test_only_the_vectors_a_kernel_is_compiled_for_reach_it() -> None:
     read_only.flags.writeable = False
     assert pk.RNEA_PACKED.call(packed, q, qd, qdd, read_only) is None  # the result must be writeable
     tau = np.empty(N)
-    assert pk.RNEA_PACKED.call(packed, frozen_q, qd, qdd, tau) == k.OK  # read-only inputs are fine
+    assert pk.RNEA_PACKED.call(packed, frozen_q, qd, qdd, tau) == OK  # read-only inputs are fine
     np.testing.assert_allclose(tau, REF.rnea(q, qd, qdd), rtol=1e-12, atol=1e-9)
     # sizes are the kernel's to check: its status, nothing written beyond the vectors
-    assert pk.RNEA_PACKED.call(packed, q[:-1], qd, qdd, tau) == k.BAD_SIZE
+    assert pk.RNEA_PACKED.call(packed, q[:-1], qd, qdd, tau) == BAD_SIZE
     # an int64 position takes int64 only
     wrench_body = np.zeros(1, dtype=np.int64)
-    wrench_data = np.zeros(k.WRENCH_STRIDE)
+    wrench_data = np.zeros(WRENCH_STRIDE)
     args = (packed, q, qd, qdd)
     assert pk.RNEA_PACKED_WRENCH.call(*args, wrench_body.astype(float), wrench_data, tau) is None
     with pytest.raises(TypeError, match="1 to 8 vectors"):

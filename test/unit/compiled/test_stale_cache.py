@@ -64,7 +64,7 @@ import json, os, sys
 import numpy as np
 import rnea_ros
 from rnea_ros import RobotModel, gravity_torques, mass_matrix, rnea
-from rnea_ros.compiled import entry_points as c, kernels as k, pointer_kernels as pk
+from rnea_ros.compiled import entry_points as c, pointer_kernels as pk
 from rnea_ros.control.effort_law import EffortLaw, Efforts, compute_efforts
 from rnea_ros.friction.model import Friction
 from rnea_ros.model.example_robots import example_urdf_path

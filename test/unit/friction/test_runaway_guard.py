@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from rnea_ros import Friction, RobotModel
-from rnea_ros.compiled.kernels import WS_STRIDE, guard_step_kernel
+from rnea_ros.compiled.kernels.friction_guard import guard_step_kernel
+from rnea_ros.compiled.kernels.layout import WS_STRIDE
 from rnea_ros.control.effort_law import EffortLaw
 from rnea_ros.friction.compensation import CompensationRules
 from rnea_ros.friction.runaway_guard import G_DISSIPATED, G_INJECTED, SPEED, RunawayGuard
@@ -44,8 +45,20 @@ def feed(guard: RunawayGuard, m: float, v: np.ndarray, friction: np.ndarray, app
         prev[:, 0] = q[k], v[k], applied[k], friction[k]
         trips.append(
             guard_step_kernel(
-                tree, np.zeros(3), ws, prev, q[k + 1 : k + 2], v[k + 1 : k + 2], zero, drive, dt, mid, need,
-                mass, guard.state, guard.clock,
+                tree,
+                np.zeros(3),
+                ws,
+                prev,
+                q[k + 1 : k + 2],
+                v[k + 1 : k + 2],
+                zero,
+                drive,
+                dt,
+                mid,
+                need,
+                mass,
+                guard.state,
+                guard.clock,
             )  # fmt: skip
         )
         assert need[0] == pytest.approx(m * (v[k + 1] - v[k]) / dt, rel=1e-9, abs=1e-12)
