@@ -681,7 +681,7 @@ def solve_problem(
     h = np.empty(nv)
     jac = np.empty((problem.jac_rows, nv))
     t = problem.t.copy() if problem.rotating else problem.t
-    if _FLOATING_CONTACT.call(model._floating_kernel[1], q, v, gravity, problem.points, mass, h, jac, t) != 0:
+    if _FLOATING_CONTACT.call(model.floating_args[1], q, v, gravity, problem.points, mass, h, jac, t) != 0:
         return None
     if problem.wrench_rows:
         if wrenches is None:

@@ -115,7 +115,7 @@ def _is_vector(x: object) -> bool:
 def _bound_result(data: Any, source: np.ndarray, n: int, out: Any) -> np.ndarray | None:
     """The result vector of a call on a Data whose record already holds the model of packed
     record `source` (else None, as when `out` cannot take the result)."""
-    if type(data) is not Data or data._source is not source:
+    if type(data) is not Data or data.source is not source:
         return None
     if out is None:
         return _empty(n)
@@ -129,7 +129,7 @@ def _fast_record(model: RobotModel, gravity: Any, data: Data | None, out: Any) -
     data or out given: the Data's record (`Data.packed_for`) holds the model and a gravity tuple;
     a float64 (3,) gravity vector goes to the kernel as is. None when an argument must go through
     the checked path (which then names it)."""
-    n, source = model._kernel_args
+    n, source = model.kernel_args
     if data is None:
         data = model.default_data
     elif type(data) is not Data or data.nv < n:
@@ -163,13 +163,13 @@ def _rnea_wrench_fast(
     arrays for these links (`Data.wrench_layout`, rebuilt when the model or the links change:
     only the six numbers per link are copied per call), through the pointer kernels or the entry
     point; None: another path decides."""
-    n, source = model._kernel_args
+    n, source = model.kernel_args
     if data is None:
         data = model.default_data
     elif type(data) is not Data or data.nv < n:
         return None
-    if data._source is source and gravity is data._gravity_key:  # the record as it is
-        record = data._packed
+    if data.source is source and gravity is data.gravity_key:  # the record as it is
+        record = data.record
     else:
         record = data.packed_for(source, n, gravity)
         if record is None:
@@ -236,7 +236,7 @@ def rnea(
     if _POINTER:  # one state as float64 vectors: straight to the kernel (the vectors checked in C)
         if model.root_nv:
             if gravity is GRAVITY and data is None and out is None and not wrenches:
-                nv, fpacked = model._floating_kernel
+                nv, fpacked = model.floating_args
                 tau = _P_FLOATING_RNEA_PACKED.call(fpacked, q, qd, qdd, nv)  # a new τ, or None
                 if tau is not None:
                     return tau
@@ -246,23 +246,23 @@ def rnea(
                 if tau is not None:
                     return tau
         else:
-            n, packed = model._kernel_args
+            n, packed = model.kernel_args
             if out is None and data is None and gravity is GRAVITY:
                 tau = _P_RNEA_PACKED.call(packed, q, qd, qdd, n)  # a new τ, or None
             else:
                 d = model.default_data if data is None else data
-                if out is None and type(d) is Data and d._source is packed and gravity is d._gravity_key:
-                    tau = _P_RNEA_PACKED.call(d._packed, q, qd, qdd, n)  # the Data's record as it is
+                if out is None and type(d) is Data and d.source is packed and gravity is d.gravity_key:
+                    tau = _P_RNEA_PACKED.call(d.record, q, qd, qdd, n)  # the Data's record as it is
                     if tau is not None:
                         return tau
                 # n: the kernel call allocates τ; None: out= is not an ndarray (the checked path names it)
                 result = n if out is None else out if type(out) is _ND else None
-                if type(d) is not Data or d._source is not packed or result is None:
+                if type(d) is not Data or d.source is not packed or result is None:
                     tau = None  # the Data takes this model first (or the checked path names data/out)
-                elif gravity is d._gravity_key:  # the Data's record as it is
-                    tau = _P_RNEA_PACKED.call(d._packed, q, qd, qdd, result)
+                elif gravity is d.gravity_key:  # the Data's record as it is
+                    tau = _P_RNEA_PACKED.call(d.record, q, qd, qdd, result)
                 elif type(gravity) is not tuple:
-                    tau = _P_RNEA_PACKED_GRAVITY.call(d._packed, q, qd, qdd, gravity, result)
+                    tau = _P_RNEA_PACKED_GRAVITY.call(d.record, q, qd, qdd, gravity, result)
                 else:
                     tau = None
                 if out is not None:
@@ -286,7 +286,7 @@ def rnea(
     ):
         if model.root_nv:
             if gravity is GRAVITY and data is None and out is None and not wrenches:
-                nv, fpacked = model._floating_kernel
+                nv, fpacked = model.floating_args
                 tau_f = _empty(nv)
                 if _FLOATING_RNEA_PACKED.call(fpacked, q, qd, qdd, tau_f) == 0:  # OK
                     return tau_f
@@ -297,23 +297,23 @@ def rnea(
                 if tau is not None:
                     return tau
         elif gravity is GRAVITY and data is None and out is None:
-            n, packed = model._kernel_args
+            n, packed = model.kernel_args
             tau = _empty(n)
             if _RNEA_PACKED.call(packed, q, qd, qdd, tau) == 0:  # OK
                 return tau
         else:  # a Data already holding this model (and gravity tuple): its record as it is
-            n, source = model._kernel_args
+            n, source = model.kernel_args
             d = model.default_data if data is None else data
             tau = _bound_result(d, source, n, out)
             if tau is not None:
-                if gravity is d._gravity_key:
-                    if _RNEA_PACKED.call(d._packed, q, qd, qdd, tau) == 0:  # OK
+                if gravity is d.gravity_key:
+                    if _RNEA_PACKED.call(d.record, q, qd, qdd, tau) == 0:  # OK
                         return tau
                 elif (
                     type(gravity) is _ND
                     and gravity.dtype is _F64
                     and gravity.shape == _SHAPE3
-                    and _RNEA_PACKED_GRAVITY.call(d._packed, q, qd, qdd, gravity, tau) == 0  # OK
+                    and _RNEA_PACKED_GRAVITY.call(d.record, q, qd, qdd, gravity, tau) == 0  # OK
                 ):
                     return tau
         if not wrenches and (gravity is not GRAVITY or data is not None or out is not None):
@@ -382,22 +382,22 @@ def gravity_torques(
     if model.root_nv:
         return _floating_gravity(model, q, gravity, data, out)
     if _POINTER:  # as in rnea
-        n, packed = model._kernel_args
+        n, packed = model.kernel_args
         if out is None and data is None and gravity is GRAVITY:
             tau = _P_GRAVITY_PACKED.call(packed, q, n)  # a new τ, or None
         else:
             d = model.default_data if data is None else data
-            if out is None and type(d) is Data and d._source is packed and gravity is d._gravity_key:
-                tau = _P_GRAVITY_PACKED.call(d._packed, q, n)  # the Data's record as it is
+            if out is None and type(d) is Data and d.source is packed and gravity is d.gravity_key:
+                tau = _P_GRAVITY_PACKED.call(d.record, q, n)  # the Data's record as it is
                 if tau is not None:
                     return tau
             result = n if out is None else out if type(out) is _ND else None
-            if type(d) is not Data or d._source is not packed or result is None:
+            if type(d) is not Data or d.source is not packed or result is None:
                 tau = None
-            elif gravity is d._gravity_key:
-                tau = _P_GRAVITY_PACKED.call(d._packed, q, result)
+            elif gravity is d.gravity_key:
+                tau = _P_GRAVITY_PACKED.call(d.record, q, result)
             elif type(gravity) is not tuple:
-                tau = _P_GRAVITY_PACKED_GRAVITY.call(d._packed, q, gravity, result)
+                tau = _P_GRAVITY_PACKED_GRAVITY.call(d.record, q, gravity, result)
             else:
                 tau = None
             if out is not None:
@@ -409,23 +409,23 @@ def gravity_torques(
             return tau
     if _FAST and type(q) is _ND and q.dtype is _F64 and q.ndim == 1:  # fast path, as in rnea
         if gravity is GRAVITY and data is None and out is None:
-            n, packed = model._kernel_args
+            n, packed = model.kernel_args
             tau = _empty(n)
             if _GRAVITY_PACKED.call(packed, q, tau) == 0:  # OK
                 return tau
         else:  # as in rnea
-            n, source = model._kernel_args
+            n, source = model.kernel_args
             d = model.default_data if data is None else data
             bound = _bound_result(d, source, n, out)
             if bound is not None:
-                if gravity is d._gravity_key:
-                    if _GRAVITY_PACKED.call(d._packed, q, bound) == 0:  # OK
+                if gravity is d.gravity_key:
+                    if _GRAVITY_PACKED.call(d.record, q, bound) == 0:  # OK
                         return bound
                 elif (
                     type(gravity) is _ND
                     and gravity.dtype is _F64
                     and gravity.shape == _SHAPE3
-                    and _GRAVITY_PACKED_GRAVITY.call(d._packed, q, gravity, bound) == 0  # OK
+                    and _GRAVITY_PACKED_GRAVITY.call(d.record, q, gravity, bound) == 0  # OK
                 ):
                     return bound
         if gravity is not GRAVITY or data is not None or out is not None:
@@ -477,12 +477,12 @@ def mass_matrix(model: RobotModel, q: npt.ArrayLike, *, data: Data | None = None
         return _floating_mass_matrix(model, q, data)
     if _FAST and type(q) is _ND and q.dtype is _F64 and q.ndim == 1:  # fast path, as in rnea
         if data is None:
-            n, packed = model._kernel_args
+            n, packed = model.kernel_args
             m = _empty((n, n))
             if _MASS_MATRIX_PACKED.call(packed, q, m) == 0:  # OK
                 return m
         else:
-            n, source = model._kernel_args
+            n, source = model.kernel_args
             record = data.packed_for(source, n, GRAVITY) if type(data) is Data and data.nv >= n else None
             m = _empty((n, n))
             if record is not None and _MASS_MATRIX_PACKED.call(record, q, m) == 0:  # OK
@@ -751,12 +751,12 @@ def _floating_gravity(
 ) -> np.ndarray:
     """gravity_torques of a floating-root model: rnea at rest, the base included (nv)."""
     if _POINTER and gravity is GRAVITY and data is None and out is None:
-        nv, fpacked = model._floating_kernel
+        nv, fpacked = model.floating_args
         tau = _P_FLOATING_GRAVITY_PACKED.call(fpacked, q, nv)  # a new τ, or None
         if tau is not None:
             return tau
     if _FAST and gravity is GRAVITY and data is None and out is None and _is_vector(q):
-        nv, fpacked = model._floating_kernel
+        nv, fpacked = model.floating_args
         tau = _empty(nv)
         if _FLOATING_GRAVITY_PACKED.call(fpacked, q, tau) == 0:  # OK
             return tau
@@ -780,7 +780,7 @@ def _floating_mass_matrix(model: RobotModel, q: npt.ArrayLike, data: Data | None
     nv = model.nv
     if _FAST and data is None and _is_vector(q):
         m = _empty((nv, nv))
-        if _FLOATING_MASS_MATRIX_PACKED.call(model._floating_kernel[1], q, m) == 0:  # OK
+        if _FLOATING_MASS_MATRIX_PACKED.call(model.floating_args[1], q, m) == 0:  # OK
             return m
     (q,) = _floating_states(model, q=q)
     d = _data(model, data)

@@ -68,7 +68,6 @@ F2: Any
 FA2: Any
 I64: Any
 F64: Any
-BOOL: Any
 if HAVE_NUMBA:
     from numba import types as _t
 
@@ -78,9 +77,8 @@ if HAVE_NUMBA:
     FA2 = _t.float64[:, :]  # (N, n) float64 of any strides: a transposed view
     I64 = _t.int64[::1]
     F64 = _t.float64  # a Python float
-    BOOL = _t.boolean  # a Python bool
 else:  # pragma: no cover - exercised with RNEA_ROS_NO_NUMBA=1
-    F = FA = F2 = FA2 = I64 = F64 = BOOL = None
+    F = FA = F2 = FA2 = I64 = F64 = None
 
 
 class Kernel:
@@ -139,15 +137,12 @@ JOINT_TRANSFORMS = Kernel(joint_transforms, F, FA, F)
 ROOT_ROTATIONS = Kernel(root_rotations, F, F)
 # The effort law (`effort_law.compute_efforts`) calls this kernel's dispatcher with these types,
 # which then finds the compiled signature.
-CYCLE = Kernel(
-    cycle_kernel, F, F, F, F, F, F, F, I64, F2, F2, I64, F, F, F, F, BOOL, F2, I64, F64, BOOL, BOOL, F2,
-    F64, F64, F, F2, BOOL, F64, F2, F2, F, F2, F, F2,
-)  # fmt: skip
+CYCLE = Kernel(cycle_kernel, F, F, F, F, F, F, I64, I64, F, F2, F, F2)
 # The momentum observer's (`estimation.momentum`, `estimation.observer`; the node's contact cycle).
 MOMENTUM = Kernel(momentum_kernel, F, FA, FA, F, F, F, F)
 LINK_JACOBIAN = Kernel(link_jacobian_kernel, F, FA, F, F, F, F, F)
 DAMPED_WRENCH = Kernel(damped_wrench_kernel, F, FA, F, F, F)
-OBSERVER_STEP = Kernel(observer_step_kernel, F, F, FA, FA, FA, F, F, F, F, F, F, F, F)
+OBSERVER_STEP = Kernel(observer_step_kernel, F, FA, FA, FA, F2, F, F)
 # floating and planar roots (tree, root record, ...)
 FLOATING_RNEA = Kernel(floating_rnea_kernel, F, F, FA, FA, FA, F, I64, F, F, FA)
 FLOATING_GRAVITY = Kernel(floating_gravity_kernel, F, F, FA, F, F, FA)

@@ -40,6 +40,7 @@ from rnea_ros.algorithms.contact_dynamics import (
     contact_inverse_dynamics,
 )
 from rnea_ros.compiled.kernels.cycle import OUT_CLAMPED, OUT_TOTAL
+from rnea_ros.compiled.kernels.friction_guard import SAMPLE_TOTAL
 from rnea_ros.control.effort_law import EffortLaw, Efforts, compute_efforts
 from rnea_ros.errors import RneaError
 from rnea_ros.model.robot_model import RobotModel
@@ -146,6 +147,6 @@ def compute_floating_efforts(
     limit = fe.limit
     table[OUT_CLAMPED] = np.abs(total) > limit
     table[OUT_TOTAL] = np.minimum(np.maximum(total, -limit), limit)
-    efforts.loop.prev[2] = table[OUT_TOTAL]  # the applied total of this sample
+    efforts.loop.prev[SAMPLE_TOTAL] = table[OUT_TOTAL]  # the applied total of this sample
     fe.solution, fe.q_full = solution, q_full
     return efforts

@@ -34,7 +34,7 @@ import numpy.typing as npt
 
 from rnea_ros.algorithms.dynamics import gravity_torques, jacobian
 from rnea_ros.compiled.entry_points import DAMPED_WRENCH, LINK_JACOBIAN, OBSERVER_STEP
-from rnea_ros.compiled.kernels.layout import OK
+from rnea_ros.compiled.kernels.layout import OK, packed_slices
 from rnea_ros.compiled.kernels.momentum_observer import (
     OB_DT,
     OB_FIRST,
@@ -42,6 +42,13 @@ from rnea_ros.compiled.kernels.momentum_observer import (
     OB_GRAVITY,
     OB_SIZE,
     OB_SMOOTHING,
+    OR_COULOMB,
+    OR_GAIN,
+    OR_RESIDUAL,
+    OR_ROWS,
+    OR_STATIC,
+    OR_STRIBECK,
+    OR_VISCOUS,
 )
 from rnea_ros.errors import RneaError
 from rnea_ros.estimation.momentum import S_STRIDE, momentum_terms
@@ -81,16 +88,16 @@ class MomentumObserver:
     ) -> None:
         n = model.nv
         self.model = model
-        self._tree = model.kernel_tree()
-        self._data = model.create_data()
+        # the compiled step's tables: the model's packed record (the tree, this observer's gravity,
+        # its own workspace), the per-joint table (OR_*: friction, gain, state) and the options
+        self._record = model.kernel_record.copy()
+        self._gravity = self._record[packed_slices(model.njoints)[1]]
+        self._table = np.zeros((OR_ROWS, n))
         self._scratch = np.empty(n * S_STRIDE + 2 * n)
         self._options = np.zeros(OB_SIZE)
-        self._friction = np.zeros(4 * n)
         self.set_gain(gain)
         self.configure(friction, effort_includes_gravity, gravity)
-        self.residual = np.zeros(n)
-        self._p = np.zeros(n)
-        self._known = np.zeros(n)
+        self.residual = self._table[OR_RESIDUAL]
         self.reset()
 
     def reset(self) -> None:
@@ -101,6 +108,7 @@ class MomentumObserver:
     def set_gain(self, gain: npt.ArrayLike) -> None:
         """New K_O (one value or per joint), effective from the next sample; keeps the state."""
         self.gain = _gain(gain, self.model.nv)
+        self._table[OR_GAIN] = self.gain
 
     def configure(
         self, friction: Friction | None, effort_includes_gravity: bool, gravity: npt.ArrayLike = GRAVITY
@@ -114,15 +122,18 @@ class MomentumObserver:
         if g.shape != (3,) or not np.all(np.isfinite(g)):
             raise RneaError(f"gravity must be 3 finite values, got {gravity!r}")
         self.gravity = g
+        self._gravity[:] = g
         opts = self._options
         opts[OB_GRAVITY] = 1.0 if self.effort_includes_gravity else 0.0
         opts[OB_FRICTION] = 0.0 if friction is None else 1.0
         if friction is not None:
             if friction.viscous.size != n:
                 raise RneaError(f"friction has {friction.viscous.size} joints, the model {n}")
-            static = friction.coulomb if friction.static is None else friction.static
-            stribeck = np.broadcast_to(np.asarray(friction.stribeck_velocity, dtype=float), (n,))
-            self._friction[:] = np.concatenate([friction.viscous, friction.coulomb, static, stribeck])
+            table = self._table
+            table[OR_VISCOUS] = friction.viscous
+            table[OR_COULOMB] = friction.coulomb
+            table[OR_STATIC] = friction.coulomb if friction.static is None else friction.static
+            table[OR_STRIBECK] = np.broadcast_to(np.asarray(friction.stribeck_velocity, dtype=float), (n,))
             opts[OB_SMOOTHING] = friction.smoothing_velocity
 
     def update(self, t: float, q: np.ndarray, qd: np.ndarray, tau_measured: np.ndarray) -> np.ndarray:
@@ -140,10 +151,7 @@ class MomentumObserver:
         q, qd, tau = (
             _vector(x, name, self.model.nv) for x, name in ((q, "q"), (qd, "qd"), (tau_measured, "tau"))
         )
-        status = OBSERVER_STEP.call(
-            self._tree, self.gravity, q, qd, tau, self._data.ws, self._scratch, self._friction,
-            self.gain, self._p, self._known, self.residual, opts,
-        )  # fmt: skip
+        status = OBSERVER_STEP.call(self._record, q, qd, tau, self._table, self._scratch, opts)
         if status != OK:
             self.reset()
             raise RneaError(

@@ -293,7 +293,7 @@ class RobotModel:
     @cached_property
     def _kernel_tree(self) -> Any:
         if HAVE_NUMBA:
-            return self._packed[packed_slices(self.njoints)[0]]
+            return self.kernel_record[packed_slices(self.njoints)[0]]
         tree = self._tree_records()
         return [  # integers stay integers: they are indices in the kernels
             x
@@ -311,9 +311,10 @@ class RobotModel:
         return tree
 
     @cached_property
-    def _packed(self) -> np.ndarray:
-        """The packed record (see `kernels.layout`): the tree, the default gravity, and the workspace of
-        `default_data`; one argument for the fast paths of `dynamics`."""
+    def kernel_record(self) -> np.ndarray:
+        """The packed record (see `kernels.layout`): the tree, the default gravity, and the
+        workspace of `default_data`; one argument for the fast paths of `dynamics`. Never modify
+        it."""
         n = self.njoints
         packed = np.zeros(packed_size(n))
         tree, gravity, _, _ = packed_slices(n)
@@ -323,10 +324,10 @@ class RobotModel:
         return packed
 
     @cached_property
-    def _floating_kernel(self) -> tuple[int, np.ndarray]:
+    def floating_args(self) -> tuple[int, np.ndarray]:
         """(nv, floating packed record: the tree, the default gravity, a workspace for n + 1
         bodies and the root record, see `kernels.layout`): what the floating-root fast paths of
-        `dynamics` pass, one array for the model."""
+        `dynamics` pass, one array for the model, read in one attribute access."""
         n = self.njoints
         packed = np.zeros(floating_packed_size(n))
         tree, gravity, _, _, root = floating_packed_slices(n)
@@ -337,9 +338,9 @@ class RobotModel:
         return self.nv, packed
 
     @cached_property
-    def _kernel_args(self) -> tuple[int, np.ndarray]:
-        """(njoints, packed record): what the fast paths of `dynamics` read in one attribute access."""
-        return self.njoints, self._packed
+    def kernel_args(self) -> tuple[int, np.ndarray]:
+        """(njoints, kernel_record): what the fast paths of `dynamics` read in one attribute access."""
+        return self.njoints, self.kernel_record
 
 
 def _add_inertia(

@@ -9,6 +9,7 @@ import math
 
 from rnea_ros.compiled.jit import njit
 from rnea_ros.compiled.kernels.fixed_root import rnea_kernel
+from rnea_ros.compiled.kernels.layout import unpack
 
 # The friction compensation's kernel (rnea_ros.friction.compensation) and its coefficient table:
 # rows per joint, filled by `compensation.coefficient_table`.
@@ -106,17 +107,31 @@ def guard_kernel(state, clock, dt, qd_prev, qd, applied, need, friction, qd_des,
     return trips
 
 
+# Rows of the last sample the friction path keeps (`prev`, rnea_ros.control.effort_law.LoopState):
+# its q, q̇, the total applied and the friction term of it.
+SAMPLE_Q, SAMPLE_QD, SAMPLE_TOTAL, SAMPLE_FRICTION = range(4)
+SAMPLE_ROWS = 4
+# Rows of the period's midpoint table (`mid` of guard_step_kernel): the mean q and q̇ and Δq̇/dt
+# over the period, then the effort the rigid-body model needs for them.
+MID_Q, MID_QD, MID_QDD, MID_NEED = range(4)
+MID_ROWS = 4
+
+
 @njit
-def guard_step_kernel(tree, gravity, ws, prev, q, qd, qd_des, driven, dt, mid, need, mass, state, clock):
-    """One period since the previous sample `prev` (rows q, q̇, applied effort, friction term):
-    the effort the rigid-body model needs for the measured motion at the period's midpoint
-    (rnea at mean q, mean q̇ and Δq̇/dt, root-frame `gravity` 3 values) into `need`, then
-    `guard_kernel`. mid: (3, n) scratch. Returns the number of new trips (-1: rnea failed)."""
+def guard_step_kernel(record, q, qd, qd_des, driven, dt, mid, mass, state, clock, prev):
+    """One period of length dt (s) since the last sample `prev` (SAMPLE_* rows): the effort the
+    rigid-body model needs for the measured motion at the period's midpoint (rnea at mean q, mean
+    q̇ and Δq̇/dt, with the tree, gravity and workspace of the packed record `record`) into `mid`
+    (MID_* rows), then `guard_kernel` on `state` and `clock`. mass: M(q) flat (n × n). Returns the
+    number of new trips (-1: rnea failed)."""
+    tree, gravity, ws, _ = unpack(record)
     n = len(q)
     for i in range(n):
-        mid[0, i] = 0.5 * (prev[0, i] + q[i])
-        mid[1, i] = 0.5 * (prev[1, i] + qd[i])
-        mid[2, i] = (qd[i] - prev[1, i]) / dt
-    if rnea_kernel(tree, mid[0], mid[1], mid[2], gravity, ws, need) != 0:
+        mid[MID_Q, i] = 0.5 * (prev[SAMPLE_Q, i] + q[i])
+        mid[MID_QD, i] = 0.5 * (prev[SAMPLE_QD, i] + qd[i])
+        mid[MID_QDD, i] = (qd[i] - prev[SAMPLE_QD, i]) / dt
+    need = mid[MID_NEED]
+    if rnea_kernel(tree, mid[MID_Q], mid[MID_QD], mid[MID_QDD], gravity, ws, need) != 0:
         return -1
-    return guard_kernel(state, clock, dt, prev[1], qd, prev[2], need, prev[3], qd_des, driven, mass)
+    applied, friction = prev[SAMPLE_TOTAL], prev[SAMPLE_FRICTION]
+    return guard_kernel(state, clock, dt, prev[SAMPLE_QD], qd, applied, need, friction, qd_des, driven, mass)

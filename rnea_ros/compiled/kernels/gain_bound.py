@@ -10,7 +10,7 @@ import numpy as np
 
 from rnea_ros.compiled.jit import njit
 from rnea_ros.compiled.kernels.fixed_root import mass_matrix_kernel
-from rnea_ros.compiled.kernels.layout import LAW_KD, LAW_KP, NOT_FINITE, OK
+from rnea_ros.compiled.kernels.layout import LAW_KD, LAW_KD_NOW, LAW_KP, LAW_KP_NOW, LAW_SCALE, NOT_FINITE, OK
 
 # The feedback bound's kernels (rnea_ros.control.feedback_bound, which derives them).
 BOUND_ITERATIONS = 60  # bound on the row-by-row lowering (it converges in a few)
@@ -53,12 +53,15 @@ def inverse_inertia_kernel(tree, q, ws, comp, mass, have_mass, minv):
 
 
 @njit
-def bound_gains_kernel(minv, law, law_now, lag, max_lag, scale, rows):
-    """The gains of this cycle into law_now's LAW_KP and LAW_KD rows and their scales into
-    `scale` (see rnea_ros.control.feedback_bound); `rows` (2, n) is scratch."""
+def bound_gains_kernel(minv, law, lag, max_lag, rows):
+    """The gains of this cycle, from the law's (rows LAW_KP, LAW_KD of the law table), into its
+    rows LAW_KP_NOW and LAW_KD_NOW and their scale into LAW_SCALE (see
+    rnea_ros.control.feedback_bound), for the loop's lag and the largest phase lag allowed (rad);
+    minv: M(q)⁻¹ (n, n); `rows` (2, n) is scratch."""
     n = minv.shape[0]
     kp = law[LAW_KP]
     kd = law[LAW_KD]
+    scale = law[LAW_SCALE]
     for i in range(n):
         scale[i] = 1.0
     if lag > 0.0 and max_lag > 0.0:
@@ -89,6 +92,6 @@ def bound_gains_kernel(minv, law, law_now, lag, max_lag, scale, rows):
                 break
     for i in range(n):
         s = scale[i]
-        law_now[LAW_KP, i] = kp[i] * s * s
-        law_now[LAW_KD, i] = kd[i] * s
+        law[LAW_KP_NOW, i] = kp[i] * s * s
+        law[LAW_KD_NOW, i] = kd[i] * s
     return OK

@@ -30,7 +30,7 @@ everything below it, in the body frame.
 Wrench record: `wrench_body[k]` is the body of the k-th wrench, `wrench_data[WRENCH_STRIDE k:]`
 holds WR_ORIGIN the link origin in that body's frame (3), then the wrench the link exerts on its
 environment, root-frame axes: WR_FORCE (3) and WR_MOMENT about the link origin (3), then 3 unused.
-Packed record (a model's default workspace, `RobotModel._packed`): one array holding everything
+Packed record (a model's default workspace, `RobotModel.kernel_record`): one array holding everything
 but the state, so that the most common calls pass three to five arrays instead of five to seven
 (each costs ~0.04 µs to pass): PK_N the number of bodies n, then from PK_TREE the tree record
 (n TREE_STRIDE), the default gravity (3, root frame), the workspace (n WS_STRIDE) and the
@@ -167,6 +167,8 @@ def unpack(packed):
     return packed[PK_TREE:t], packed[t:w], packed[w:c], packed[c : c + n * COMP_STRIDE]
 
 
-# Rows of the `law` table of cycle_kernel (per joint) and of its `out` table.
-LAW_KP, LAW_KD, LAW_LIMIT = range(3)  # N m/rad (or N/m), N m s/rad (or N s/m), N m (or N)
-LAW_ROWS = 3
+# Rows of the effort law's per-joint table (`law` of the cycle record, rnea_ros.compiled.kernels.cycle):
+# the law's gains (N m/rad or N/m, N m s/rad or N s/m) and effort limit (N m or N), then the gains
+# of this cycle (the law's, bounded by the loop: kernels.gain_bound) and their scale s (kp s², kd s).
+LAW_KP, LAW_KD, LAW_LIMIT, LAW_KP_NOW, LAW_KD_NOW, LAW_SCALE = range(6)
+LAW_ROWS = 6

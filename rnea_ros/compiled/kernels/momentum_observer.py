@@ -25,6 +25,7 @@ from rnea_ros.compiled.kernels.layout import (
     W_ROT,
     W_ROT_ROOT,
     WS_STRIDE,
+    unpack,
 )
 from rnea_ros.compiled.kernels.passes import joint_transforms, root_rotations
 
@@ -226,18 +227,24 @@ def link_jacobian_kernel(tree, q, ws, point, pos, rot, jac):
 OB_DT = 0  # s since the previous sample
 OB_FIRST = 1  # 1: this sample only initialises
 OB_GRAVITY = 2  # 1: the measured effort includes the gravity torque
-OB_FRICTION = 3  # 1: subtract the friction of `friction`
+OB_FRICTION = 3  # 1: subtract the friction of the OR_VISCOUS ... OR_STRIBECK rows
 OB_SMOOTHING = 4  # v_ε of the friction's tanh
 OB_SIZE = 5
+# Rows of the observer's per-joint table (`table` of observer_step_kernel): the friction it
+# subtracts (viscous, Coulomb, static, Stribeck velocity), the gain K_O (rad/s), then its state:
+# the last momentum p, the last known integrand τ_m + Cᵀ q̇ − g, and the estimate r of τ_ext.
+OR_VISCOUS, OR_COULOMB, OR_STATIC, OR_STRIBECK, OR_GAIN = range(5)
+OR_MOMENTUM, OR_KNOWN, OR_RESIDUAL = range(5, 8)
+OR_ROWS = 8
 
 
 @njit
-def observer_step_kernel(
-    tree, gravity, q, qd, tau, ws, scratch, friction, gain, p_prev, known_prev, r, options
-):
-    """One step of the momentum observer (rnea_ros.estimation.observer): updates p_prev, known_prev (the
-    integrand τ_m + Cᵀ q̇ − g) and r in place. friction (4 n): viscous, Coulomb, static, Stribeck
-    velocity per joint; scratch (S_STRIDE n + 2 n). A status."""
+def observer_step_kernel(record, q, qd, tau, table, scratch, options):
+    """One step of the momentum observer (rnea_ros.estimation.observer) on the packed record
+    `record` (layout: the tree, the gravity, the workspace): updates the OR_MOMENTUM, OR_KNOWN and
+    OR_RESIDUAL rows of `table` (OR_ROWS, n) in place from q, q̇ and the measured effort tau.
+    scratch: S_STRIDE n + 2 n. A status."""
+    tree, gravity, ws, _ = unpack(record)
     n = len(tree) // TREE_STRIDE
     s = n * S_STRIDE
     if momentum_kernel(tree, q, qd, ws, scratch, scratch[s : s + n], scratch[s + n : s + 2 * n]) != OK:
@@ -250,24 +257,25 @@ def observer_step_kernel(
     with_gravity = options[OB_GRAVITY] != 0.0
     with_friction = options[OB_FRICTION] != 0.0
     v_eps = options[OB_SMOOTHING]
+    r = table[OR_RESIDUAL]
     for i in range(n):
         known = scratch[s + n + i] + tau[i]
         if with_gravity:
             known -= g[i]
         if with_friction:
             v = qd[i]
-            fc = friction[n + i]
-            level = fc + (friction[2 * n + i] - fc) * math.exp(-((v / friction[3 * n + i]) ** 2))
-            known -= friction[i] * v + level * math.tanh(v / v_eps)
+            fc = table[OR_COULOMB, i]
+            level = fc + (table[OR_STATIC, i] - fc) * math.exp(-((v / table[OR_STRIBECK, i]) ** 2))
+            known -= table[OR_VISCOUS, i] * v + level * math.tanh(v / v_eps)
         p = scratch[s + i]
         if first:
             r[i] = 0.0
         else:
-            dy = p - p_prev[i] - 0.5 * dt * (known + known_prev[i])
-            a = math.exp(-gain[i] * dt)
+            dy = p - table[OR_MOMENTUM, i] - 0.5 * dt * (known + table[OR_KNOWN, i])
+            a = math.exp(-table[OR_GAIN, i] * dt)
             r[i] = a * r[i] + (1.0 - a) * (dy / dt)
-        p_prev[i] = p
-        known_prev[i] = known
+        table[OR_MOMENTUM, i] = p
+        table[OR_KNOWN, i] = known
         if not math.isfinite(r[i]):
             return NOT_FINITE
     return OK

@@ -84,7 +84,7 @@ def kernel_terms(problem: ContactProblem, q: np.ndarray, v: np.ndarray) -> tuple
     mass, h, jac = np.empty((nv, nv)), np.empty(nv), np.empty((problem.jac_rows, nv))
     t = problem.t.copy()
     status = entry_points.FLOATING_CONTACT.call(
-        model._floating_kernel[1], q, v, G, problem.points, mass, h, jac, t
+        model.floating_args[1], q, v, G, problem.points, mass, h, jac, t
     )
     assert status == 0
     return mass, h, jac, t

@@ -259,7 +259,7 @@ def test_the_stamp_is_the_contents_of_every_source_of_the_compiled_package(tmp_p
     layout = next(p for p in jit.source_files(copy) if "\nB_POS = 9\n" in p.read_text())
     for path, old, new in (
         (layout, "\nB_POS = 9\n", "\nB_POS = 9 \n"),  # one byte more
-        (copy / "pointer_kernels.py", "carray(p0, n0)", "carray(p0,n0)"),
+        (copy / "pointer_kernels.py", "    return ", "    return  "),
         (copy / "_pointer_call.c", "#include", "#include "),
     ):
         text = path.read_text()

@@ -32,7 +32,7 @@ def test_the_extension_is_built_and_used() -> None:
     # `make` set-up builds it (setup.py); without it every call takes the numba entry points
     assert pk.AVAILABLE, "rnea_ros.compiled._pointer_call is not built: run `make` set-up (needs gcc)"
     q, qd, qdd = _state(0)
-    _, packed = REF.model._kernel_args
+    _, packed = REF.model.kernel_args
     tau = np.full(N, 7.0)
     assert pk.RNEA_PACKED.call(packed, q, qd, qdd, tau) == OK
     np.testing.assert_allclose(tau, REF.rnea(q, qd, qdd), rtol=1e-12, atol=1e-9)
@@ -45,7 +45,7 @@ def test_only_the_vectors_a_kernel_is_compiled_for_reach_it() -> None:
     """Anything else answers None and nothing is written: the caller's checked path converts it
     or names it."""
     q, qd, qdd = _state(1)
-    _, packed = REF.model._kernel_args
+    _, packed = REF.model.kernel_args
     frozen_q = q.copy()
     frozen_q.flags.writeable = False
     wide = np.zeros(2 * N)
@@ -78,13 +78,18 @@ def test_only_the_vectors_a_kernel_is_compiled_for_reach_it() -> None:
     wrench_data = np.zeros(WRENCH_STRIDE)
     args = (packed, q, qd, qdd)
     assert pk.RNEA_PACKED_WRENCH.call(*args, wrench_body.astype(float), wrench_data, tau) is None
-    with pytest.raises(TypeError, match="1 to 8 vectors"):
+    # exactly the kernel's vectors, no fewer (it would read past them), no more
+    with pytest.raises(TypeError, match="5 vectors, got 0"):
         pk.RNEA_PACKED.call()
+    with pytest.raises(TypeError, match="5 vectors, got 4"):
+        pk.RNEA_PACKED.call(packed, q, qd, tau)
+    with pytest.raises(TypeError, match="5 vectors, got 6"):
+        pk.RNEA_PACKED.call(packed, q, qd, qdd, qdd, tau)
 
 
 def test_given_its_length_the_kernel_returns_a_new_result_or_none() -> None:
     q, qd, qdd = _state(2)
-    _, packed = REF.model._kernel_args
+    _, packed = REF.model.kernel_args
     first = pk.RNEA_PACKED.call(packed, q, qd, qdd, N)
     second = pk.RNEA_PACKED.call(packed, q, qd, qdd, N)
     assert isinstance(first, np.ndarray) and first.dtype == np.float64 and first.shape == (N,)

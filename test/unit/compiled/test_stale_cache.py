@@ -76,7 +76,7 @@ model = RobotModel.from_urdf(text)
 free = RobotModel.from_urdf(text, root_joint="floating")
 fq, fv, fa = np.array(BASE + Q), np.array(BASE_V + QD), np.array(BASE_A + QDD)
 n = model.nv
-packed = model._kernel_args[1]
+packed = model.kernel_record
 out = {"file": rnea_ros.__file__, "pointer": pk.AVAILABLE}
 out["rnea"] = rnea(model, q, qd, qdd)
 out["rnea data gravity"] = rnea(model, q, qd, qdd, gravity=GRAVITY, data=model.create_data())
@@ -110,7 +110,7 @@ if pk.AVAILABLE:
     g = np.array(GRAVITY)
     out["pointer rnea gravity"] = pk.RNEA_PACKED_GRAVITY.call(packed, q, qd, qdd, g, n)
     out["pointer gravity gravity"] = pk.GRAVITY_PACKED_GRAVITY.call(packed, q, g, n)
-    fpacked = free._floating_kernel[1]
+    fpacked = free.floating_args[1]
     out["pointer floating rnea"] = pk.FLOATING_RNEA_PACKED.call(fpacked, fq, fv, fa, free.nv)
     out["pointer floating gravity"] = pk.FLOATING_GRAVITY_PACKED.call(fpacked, fq, free.nv)
 friction = Friction(np.full(n, 0.3), np.full(n, 1.5), static=np.full(n, 2.0))
