@@ -5,8 +5,9 @@
  *
  * There must be exactly `count` arguments (the vectors the kernel reads), and each a_i must be
  * exactly a numpy.ndarray of one dimension, C-contiguous, aligned, in native byte order, of dtype
- * int64 where bit i of int64_mask is set and float64 elsewhere; the last one (the result) must be
- * writeable. Then the function at `address`, of C type
+ * int64 where bit i of int64_mask is set and float64 elsewhere, or, for a float64 vector other
+ * than the result, a tuple of at most 6 floats (numpy.float64 too) or ints, copied; the last one
+ * (the result) must be writeable. Then the function at `address`, of C type
  * int64 (*)(void **p, int64 *n), is called with the vectors' data pointers p[i] and lengths n[i],
  * and its int64 status is returned. When the last argument is an int n instead, the result is a
  * new float64 vector of n, returned when the status is 0 (None otherwise). Any other argument:
@@ -22,6 +23,7 @@
 #include <stdint.h>
 
 #define MAX_VECTORS 8
+#define MAX_TUPLE 6
 #define NEEDED (NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED)
 
 typedef void *vp;
@@ -52,8 +54,31 @@ static PyObject *run(void *address, unsigned long mask, Py_ssize_t expected, PyO
         p[count - 1] = PyArray_DATA((PyArrayObject *)result);
         n[count - 1] = (i64)length;
     }
+    double numbers[MAX_VECTORS][MAX_TUPLE]; /* the tuples' numbers */
     for (Py_ssize_t i = 0; i < (result == NULL ? count : count - 1); i++) {
         PyObject *o = vectors[i];
+        if (PyTuple_CheckExact(o) && i < count - 1 && !((mask >> i) & 1)) {
+            Py_ssize_t size = PyTuple_GET_SIZE(o);
+            if (size > MAX_TUPLE)
+                goto not_acceptable;
+            for (Py_ssize_t k = 0; k < size; k++) {
+                PyObject *x = PyTuple_GET_ITEM(o, k);
+                if (PyFloat_Check(x)) /* numpy.float64 too: a float */
+                    numbers[i][k] = PyFloat_AS_DOUBLE(x);
+                else if (PyLong_CheckExact(x)) {
+                    numbers[i][k] = PyLong_AsDouble(x);
+                    if (numbers[i][k] == -1.0 && PyErr_Occurred()) {
+                        PyErr_Clear();
+                        goto not_acceptable;
+                    }
+                }
+                else
+                    goto not_acceptable;
+            }
+            p[i] = numbers[i];
+            n[i] = (i64)size;
+            continue;
+        }
         if (Py_TYPE(o) != &PyArray_Type)
             goto not_acceptable;
         PyArrayObject *a = (PyArrayObject *)o;

@@ -11,8 +11,9 @@ layout); the kernel checks sizes and finiteness as always. The figures: docs/per
 
 `PointerKernel.call(*vectors)` returns the kernel's status, or None when a vector does not qualify
 (a list, float32, 2-D, strided, read-only result...): the caller then takes its usual path, which
-converts or names the argument. Given the result's length (an int) instead of the result vector,
-it returns a new result vector when the status is OK, else None.
+converts or names the argument. A tuple of at most 6 numbers is taken as a vector (a gravity
+tuple: no array to build per call), never as the result. Given the result's length (an int)
+instead of the result vector, it returns a new result vector when the status is OK, else None.
 
 `AVAILABLE` is False without numba, without the built extension (`setup.py` builds it where a C
 compiler and numpy's headers are found), or with RNEA_ROS_NO_POINTER_CALL=1; the callers then use

@@ -161,3 +161,26 @@ def test_without_the_extension_every_form_gives_bitwise_the_same_numbers() -> No
     with_pointer, without = run("0"), run("1")
     assert with_pointer.pop("available") is True and without.pop("available") is False
     assert with_pointer == without
+
+
+def test_a_tuple_of_numbers_is_a_vector_but_never_the_result() -> None:
+    """A tuple of at most 6 floats or ints goes to the kernel as the vector of its numbers (the
+    gravity of the one-state calls, with no Data to hold it): the same result as the array;
+    a tuple of anything else, a longer one, one in an int64 position or as the result: None."""
+    q, qd, qdd = _state(4)
+    _, packed = REF.model.kernel_args
+    gravity = (0.5, -1.25, -9.5)
+    want = np.empty(N)
+    assert pk.RNEA_PACKED_GRAVITY.call(packed, q, qd, qdd, np.array(gravity), want) == OK
+    for given in (gravity, (0.5, -1.25, -9.5)):
+        got = pk.RNEA_PACKED_GRAVITY.call(packed, q, qd, qdd, given, N)
+        np.testing.assert_array_equal(got, want)
+    g = pk.GRAVITY_PACKED_GRAVITY.call(packed, q, (0, 0, -10), N)  # ints
+    np.testing.assert_allclose(g, REF.nle(q, 0 * q, gravity=(0.0, 0.0, -10.0)), rtol=1e-12, atol=1e-9)
+    assert pk.RNEA_PACKED_GRAVITY.call(packed, q, qd, qdd, (0.0, 0.0), N) is None  # BAD_SIZE from the kernel
+    for bad in ((0.0, "x", 1.0), (0.0, None, 1.0), (0.0,) * 7, [0.0, 0.0, -9.81], (0.0, 0.0, 10**400)):
+        assert pk.RNEA_PACKED_GRAVITY.call(packed, q, qd, qdd, bad, N) is None, bad
+    assert pk.GRAVITY_PACKED.call(packed, tuple(q), np.empty(N)) == OK  # q as a tuple too (6 numbers)
+    assert pk.GRAVITY_PACKED.call(packed, q, (0.0,) * N) is None  # never the result
+    wrench_data = np.zeros(WRENCH_STRIDE)
+    assert pk.RNEA_PACKED_WRENCH.call(packed, q, qd, qdd, (0,), wrench_data, N) is None  # int64 position
