@@ -20,7 +20,7 @@ import math
 import numpy as np
 import numpy.typing as npt
 
-from rnea_ros.compiled.kernels import RT_POS, RT_ROT
+from rnea_ros.compiled.kernels.layout import RT_POS, RT_ROT
 from rnea_ros.errors import RneaError
 from rnea_ros.model.robot_model import RobotModel
 

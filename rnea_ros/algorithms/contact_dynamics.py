@@ -63,8 +63,22 @@ import numpy.typing as npt
 import quadprog  # type: ignore[import-not-found]  # a C extension without stubs
 
 from rnea_ros.algorithms.dynamics import GRAVITY, jacobian, link_pose, mass_matrix, nonlinear_effects
-from rnea_ros.compiled import entry_points, kernels
+from rnea_ros.compiled import entry_points
 from rnea_ros.compiled.jit import HAVE_NUMBA
+from rnea_ros.compiled.kernels.contact_terms import (
+    PT_BODY,
+    PT_CORNERS,
+    PT_EXTENT,
+    PT_MU,
+    PT_NORMAL,
+    PT_OFFSET,
+    PT_ROW,
+    PT_ROWS,
+    PT_STRIDE,
+    PT_TCOL,
+    PT_TROW,
+    PT_XAXIS,
+)
 from rnea_ros.errors import RneaError
 from rnea_ros.model.robot_model import RobotModel
 
@@ -520,9 +534,9 @@ class ContactProblem:
     """Everything of the contact program that depends on the model and the contact set only, built
     once per set (`contact_problem`, cached per model) and never modified.
 
-    key: (the contacts, the links with wrenches). points: the kernel's contact-point record (see
-    `kernels` PT_*), the contacts' rows then 6 rows per wrench link. t: f = T x (m×nx), a template
-    whose rectangle blocks with a link-given tangent (`rotating`) are rewritten per call. weights,
+    key: (the contacts, the links with wrenches). points: the kernel's contact-point record (PT_*),
+    the contacts' rows then 6 rows per wrench link. t: f = T x (m×nx), a template whose rectangle
+    blocks with a link-given tangent (`rotating`) are rewritten per call. weights,
     regularisation: of the objective. hessian: H when no block rotates. cmat, bvec: quadprog's
     constraints with the n_base equality columns left to fill. slices: each contact's rows of f.
     """
@@ -589,19 +603,19 @@ def _build_problem(model: RobotModel, key: tuple) -> ContactProblem | None:
         frame = model.link_frames[ct.link]
         corners = ct.corners and ct.tangent is None
         rotating |= corners
-        rec = np.zeros(kernels.PT_STRIDE)
-        rec[kernels.PT_BODY] = frame.body
-        rec[kernels.PT_OFFSET : kernels.PT_OFFSET + 3] = frame.translation
-        rec[kernels.PT_ROWS] = ct.rows
-        rec[kernels.PT_ROW] = row
-        rec[kernels.PT_CORNERS] = 1.0 if corners else 0.0
-        rec[kernels.PT_XAXIS : kernels.PT_XAXIS + 3] = frame.rotation[:, 0]
-        rec[kernels.PT_NORMAL : kernels.PT_NORMAL + 3] = ct.axes[:, 2]
-        rec[kernels.PT_MU] = ct.mu / math.sqrt(2.0)
+        rec = np.zeros(PT_STRIDE)
+        rec[PT_BODY] = frame.body
+        rec[PT_OFFSET : PT_OFFSET + 3] = frame.translation
+        rec[PT_ROWS] = ct.rows
+        rec[PT_ROW] = row
+        rec[PT_CORNERS] = 1.0 if corners else 0.0
+        rec[PT_XAXIS : PT_XAXIS + 3] = frame.rotation[:, 0]
+        rec[PT_NORMAL : PT_NORMAL + 3] = ct.axes[:, 2]
+        rec[PT_MU] = ct.mu / math.sqrt(2.0)
         if ct.half_extents is not None:
-            rec[kernels.PT_EXTENT : kernels.PT_EXTENT + 2] = ct.half_extents
-        rec[kernels.PT_TROW] = row
-        rec[kernels.PT_TCOL] = col
+            rec[PT_EXTENT : PT_EXTENT + 2] = ct.half_extents
+        rec[PT_TROW] = row
+        rec[PT_TCOL] = col
         records.append(rec)
         slices.append(slice(row, row + ct.rows))
         row += ct.rows
@@ -609,11 +623,11 @@ def _build_problem(model: RobotModel, key: tuple) -> ContactProblem | None:
     wrench_rows = []
     for link in wrench_links:
         frame = model.link_frames[link]
-        rec = np.zeros(kernels.PT_STRIDE)
-        rec[kernels.PT_BODY] = frame.body
-        rec[kernels.PT_OFFSET : kernels.PT_OFFSET + 3] = frame.translation
-        rec[kernels.PT_ROWS] = 6
-        rec[kernels.PT_ROW] = row
+        rec = np.zeros(PT_STRIDE)
+        rec[PT_BODY] = frame.body
+        rec[PT_OFFSET : PT_OFFSET + 3] = frame.translation
+        rec[PT_ROWS] = 6
+        rec[PT_ROW] = row
         records.append(rec)
         wrench_rows.append((link, row))
         row += 6
@@ -649,7 +663,7 @@ def solve_problem(
     wrenches: Mapping[str, npt.ArrayLike] | None = None,
 ) -> ContactSolution | None:
     """contact_inverse_dynamics of the problem's model and contacts on the compiled path: M, h and
-    every contact Jacobian from one kinematics pass (kernels.floating_contact_kernel), the
+    every contact Jacobian from one kinematics pass (floating_contact_kernel), the
     program's constant parts from the problem, the base rows as equalities without an SVD when
     well conditioned (WELL_CONDITIONED). q (nq), v, a (nv): float64 vectors; gravity: a C-contiguous
     float64 (3,), world axes; wrenches: the problem's wrench links → float64 (6,). None when the
@@ -667,7 +681,7 @@ def solve_problem(
     h = np.empty(nv)
     jac = np.empty((problem.jac_rows, nv))
     t = problem.t.copy() if problem.rotating else problem.t
-    if _FLOATING_CONTACT.call(model._floating_kernel[1], q, v, gravity, problem.points, mass, h, jac, t) != 0:
+    if _FLOATING_CONTACT.call(model.floating_args[1], q, v, gravity, problem.points, mass, h, jac, t) != 0:
         return None
     if problem.wrench_rows:
         if wrenches is None:

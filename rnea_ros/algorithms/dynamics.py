@@ -20,13 +20,16 @@ Workspace: the kernels write into a `Data` (`model.create_data()`), passed as `d
 avoids allocating the result. Compilation: each kernel compiles on its first use unless
 `rnea_ros.compile_kernels()` ran before (see `rnea_ros.compiled.entry_points`).
 
-Speed: one state given as float64 vectors (q, q̇, q̈; gravity the default, a tuple or a float64
-vector; wrenches as float64 6-vectors) goes straight to the compiled kernel: through the pointer
-kernels (`rnea_ros.compiled.pointer_kernels`, which check the vectors in C) where that extension
-is built, else through the kernel's entry point once their types are checked here. The kernel
-checks sizes and finiteness, and on any problem the call is redone on the checked path, which
-converts every argument and raises naming the culprit. Other inputs (lists, integer, strided or
-2-D arrays) take the checked path.
+Speed: each public function tries the fast path, else the checked one. The fast path takes one
+state given as float64 vectors (q, q̇, q̈; gravity the default, a tuple or a float64 vector;
+wrenches as float64 6-vectors) straight to the compiled kernel, on a packed record (the model's
+`kernel_record`, or the Data's once it holds the model): first through the pointer kernels
+(`rnea_ros.compiled.pointer_kernels`, which check the vectors in C; `rnea` and `gravity_torques`
+make that call themselves, as a Python call costs a good part of it), else `_fast` (a moving
+root, a Data's first use, the kernels' entry points once the types are checked here). The kernel
+checks sizes and finiteness; on any problem the call is redone on the checked path, which converts
+every argument and raises naming the culprit. Other inputs (lists, integer, strided or 2-D arrays)
+take the checked path.
 """
 
 from __future__ import annotations
@@ -39,9 +42,24 @@ import numpy.typing as npt
 
 from rnea_ros.algorithms.configuration import base_placement
 from rnea_ros.compiled import entry_points as c
-from rnea_ros.compiled import kernels as k
 from rnea_ros.compiled import pointer_kernels as pk
 from rnea_ros.compiled.jit import HAVE_NUMBA
+from rnea_ros.compiled.kernels.layout import (
+    B_AXIS,
+    BAD_SIZE,
+    BODY_STRIDE,
+    NOT_UNIT,
+    OK,
+    REVOLUTE,
+    UNIT_TOL,
+    W_POS,
+    W_ROT_ROOT,
+    WR_FORCE,
+    WR_MOMENT,
+    WR_ORIGIN,
+    WRENCH_STRIDE,
+    WS_STRIDE,
+)
 from rnea_ros.errors import RneaError, UnknownLinkError
 from rnea_ros.model.data import Data
 from rnea_ros.model.robot_model import GRAVITY, RobotModel
@@ -64,100 +82,134 @@ __all__ = [
 _GRAVITY_ARRAY = np.array(GRAVITY)  # private, so never modified
 _NO_WRENCH_BODY = np.empty(0, dtype=np.int64)
 _NO_WRENCH_DATA = np.empty(0)
-_FAST = HAVE_NUMBA  # the fast paths call compiled entry points, which take only arrays
+_ZERO_WRENCH = np.zeros(6)
+_POINTER = pk.AVAILABLE  # the pointer kernels: the same kernels, the argument checks in C
+_FAST = HAVE_NUMBA  # the entry points, which take only arrays of the declared types
 _ND = np.ndarray
 _F64 = np.dtype(np.float64)
 _empty = np.empty
-_RNEA_PACKED = c.RNEA_PACKED
-_GRAVITY_PACKED = c.GRAVITY_PACKED
-_RNEA_PACKED_GRAVITY = c.RNEA_PACKED_GRAVITY
-_RNEA_PACKED_WRENCH = c.RNEA_PACKED_WRENCH
-_ZERO_WRENCH = np.zeros(6)
-_SHAPE3 = (3,)
-_GRAVITY_PACKED_GRAVITY = c.GRAVITY_PACKED_GRAVITY
-_MASS_MATRIX_PACKED = c.MASS_MATRIX_PACKED
-_FLOATING_RNEA_PACKED = c.FLOATING_RNEA_PACKED
-_FLOATING_GRAVITY_PACKED = c.FLOATING_GRAVITY_PACKED
-_FLOATING_MASS_MATRIX_PACKED = c.FLOATING_MASS_MATRIX_PACKED
-_POINTER = pk.AVAILABLE  # the pointer kernels: the same kernels, the argument checks in C
-_P_RNEA_PACKED = pk.RNEA_PACKED
-_P_GRAVITY_PACKED = pk.GRAVITY_PACKED
-_P_RNEA_PACKED_GRAVITY = pk.RNEA_PACKED_GRAVITY
-_P_GRAVITY_PACKED_GRAVITY = pk.GRAVITY_PACKED_GRAVITY
-_P_RNEA_PACKED_WRENCH = pk.RNEA_PACKED_WRENCH
-_P_RNEA_PACKED_WRENCH1 = pk.RNEA_PACKED_WRENCH1
-_P_FLOATING_RNEA_PACKED = pk.FLOATING_RNEA_PACKED
-_P_FLOATING_GRAVITY_PACKED = pk.FLOATING_GRAVITY_PACKED
 
 Wrenches = Mapping[str, npt.ArrayLike]  # link → [fx, fy, fz, tx, ty, tz], root axes (N, N m)
 
 
-def _is_vector(x: object) -> bool:
-    """Whether x can go to a compiled entry point as an FA argument: a float64 ndarray of ndim 1."""
-    return type(x) is _ND and x.dtype is _F64 and x.ndim == 1
+# The packed kernels of one function's fast path: (pointer kernel or None, entry point) with the
+# record's gravity, the same with a gravity vector before the result, and of a moving root; and
+# whether the result is a square matrix.
+_RNEA = (
+    pk.RNEA_PACKED, c.RNEA_PACKED, pk.RNEA_PACKED_GRAVITY, c.RNEA_PACKED_GRAVITY,
+    pk.FLOATING_RNEA_PACKED, c.FLOATING_RNEA_PACKED, False,
+)  # fmt: skip
+_GRAVITY = (
+    pk.GRAVITY_PACKED, c.GRAVITY_PACKED, pk.GRAVITY_PACKED_GRAVITY, c.GRAVITY_PACKED_GRAVITY,
+    pk.FLOATING_GRAVITY_PACKED, c.FLOATING_GRAVITY_PACKED, False,
+)  # fmt: skip
+_MASS_MATRIX = (None, c.MASS_MATRIX_PACKED, None, None, None, c.FLOATING_MASS_MATRIX_PACKED, True)
+_RNEA_POINTER, _RNEA_POINTER_GRAVITY = pk.RNEA_PACKED, pk.RNEA_PACKED_GRAVITY
+_GRAVITY_POINTER, _GRAVITY_POINTER_GRAVITY = pk.GRAVITY_PACKED, pk.GRAVITY_PACKED_GRAVITY
 
 
-def _bound_result(data: Any, source: np.ndarray, n: int, out: Any) -> np.ndarray | None:
-    """The result vector of a call on a Data whose record already holds the model of packed
-    record `source` (else None, as when `out` cannot take the result)."""
-    if type(data) is not Data or data._source is not source:
-        return None
-    if out is None:
-        return _empty(n)
-    if type(out) is _ND and out.dtype is _F64 and out.shape == (n,) and out.flags.carray:
-        return out
-    return None
-
-
-def _fast_record(model: RobotModel, gravity: Any, data: Data | None, out: Any) -> tuple | None:
-    """(packed record, gravity vector or None, result vector) for a fast-path call with gravity,
-    data or out given: the Data's record (`Data.packed_for`) holds the model and a gravity tuple;
-    a float64 (3,) gravity vector goes to the kernel as is. None when an argument must go through
-    the checked path (which then names it)."""
-    n, source = model._kernel_args
-    if data is None:
-        data = model.default_data
-    elif type(data) is not Data or data.nv < n:
-        return None
-    record = data.packed_for(source, n, gravity)
-    if record is None:
-        return None
+def _fast(
+    model: RobotModel, q: Any, qd: Any, qdd: Any, gravity: Any, data: Any, out: Any, kernels: tuple
+) -> Any:
+    """The fast path of one state given as float64 vectors (q, q̇, q̈; or q alone, qd and qdd None):
+    the model's packed record (`model.kernel_args`; a moving root's `floating_args`, with the
+    default gravity, data and result only) or that of `data` holding this model and gravity tuple
+    (`Data.packed_for`; a float64 (3,) gravity vector goes to the kernel as is), through the
+    pointer kernel (vectors checked in C) or else the entry point (types checked here). None when
+    an argument does not qualify or the kernel reports a problem: the checked path then converts
+    every argument and names the culprit."""
+    record: np.ndarray | None
     g = None
-    if type(gravity) is not tuple:
-        if not (_is_vector(gravity) and gravity.shape[0] == 3):
+    if model.root_nv:
+        if gravity is not GRAVITY or data is not None or out is not None:
             return None
-        g = gravity
+        n, record = model.floating_args
+        pointer, entry = kernels[4], kernels[5]
+    elif data is None and gravity is GRAVITY:
+        n, record = model.kernel_args
+        pointer, entry = kernels[0], kernels[1]
+    else:
+        n, record = model.kernel_args
+        if data is None:
+            d = model.default_data
+        elif type(data) is Data:
+            d = data
+        else:
+            return None
+        if d.source is not record or (gravity is not d.gravity_key and type(gravity) is tuple):
+            if d.nv < n or (record := d.packed_for(record, n, gravity)) is None:  # copies them in
+                return None
+        else:
+            record = d.record  # it holds this model (and this gravity tuple)
+        if type(gravity) is tuple:
+            pointer, entry = kernels[0], kernels[1]
+        elif type(gravity) is _ND and kernels[3] is not None:  # a vector, passed to the kernel as is
+            g = gravity
+            pointer, entry = kernels[2], kernels[3]
+        else:  # a list, None...: the checked path converts or names it
+            return None
+    if _POINTER and pointer is not None:
+        result = n if out is None else out  # n: the pointer kernel allocates τ
+        if qd is None:
+            tau = pointer.call(record, q, result) if g is None else pointer.call(record, q, g, result)
+        elif g is None:
+            tau = pointer.call(record, q, qd, qdd, result)
+        else:
+            tau = pointer.call(record, q, qd, qdd, g, result)
+        if out is None:
+            if tau is not None:
+                return tau
+        elif tau == 0:  # OK
+            return out
+    if not _FAST or type(q) is not _ND or q.dtype is not _F64 or q.ndim != 1:
+        return None
+    if qd is not None and not (_is_vector(qd) and _is_vector(qdd)):
+        return None
+    shape = (n, n) if kernels[6] else (n,)
     if out is None:
-        return record, g, _empty(n)
-    if _is_vector(out) and out.flags.carray and out.shape[0] == n:
-        return record, g, out
-    return None
+        tau = _empty(shape)
+    elif type(out) is _ND and out.dtype is _F64 and out.shape == shape and out.flags.carray:
+        tau = out
+    else:
+        return None
+    if g is not None and (g.dtype is not _F64 or g.shape != (3,)):
+        return None
+    if qd is None:
+        status = entry.call(record, q, tau) if g is None else entry.call(record, q, g, tau)
+    elif g is None:
+        status = entry.call(record, q, qd, qdd, tau)
+    else:
+        status = entry.call(record, q, qd, qdd, g, tau)
+    return tau if status == 0 else None  # OK
 
 
-def _rnea_wrench_fast(
-    model: RobotModel, q: Any, qd: Any, qdd: Any, gravity: tuple, wrenches: Any, data: Data | None,
-    pointer: bool,
+def _wrench_fast(
+    model: RobotModel, q: Any, qd: Any, qdd: Any, gravity: Any, wrenches: Any, data: Data | None, out: Any
 ) -> np.ndarray | None:
-    """rnea with wrenches given as float64 6-vectors, through the Data's record and its wrench
-    arrays for these links (`Data.wrench_layout`, rebuilt when the model or the links change:
-    only the six numbers per link are copied per call), through the pointer kernels or the entry
-    point; None: another path decides."""
-    n, source = model._kernel_args
+    """rnea with wrenches given as float64 6-vectors (a fixed root, a gravity tuple, a new result),
+    through the Data's record and its wrench arrays for these links (`Data.wrench_layout`,
+    rebuilt when the model or the links change: only the six numbers per link are copied per
+    call); None: the checked path decides."""
+    if model.root_nv or out is not None or type(gravity) is not tuple:
+        return None
+    n, source = model.kernel_args
     if data is None:
         data = model.default_data
     elif type(data) is not Data or data.nv < n:
         return None
-    if data._source is source and gravity is data._gravity_key:  # the record as it is
-        record = data._packed
+    if data.source is source and gravity is data.gravity_key:  # the record as it is
+        record = data.record
     else:
         record = data.packed_for(source, n, gravity)
         if record is None:
             return None
     layout = data.wrench_layout
-    if pointer and layout is not None and layout[0] is source and layout[5] and len(wrenches) == 1:
+    if _POINTER and layout is not None and layout[0] is source and layout[5] and len(wrenches) == 1:
         w = wrenches.get(layout[5])  # the one link of the layout (not fixed to the root), given alone
         if w is not None:  # its wrench copied into its slot by the kernel; a new τ
-            return _P_RNEA_PACKED_WRENCH1.call(record, q, qd, qdd, layout[2], layout[3], w, n)
+            tau = pk.RNEA_PACKED_WRENCH1.call(record, q, qd, qdd, layout[2], layout[3], w, n)
+            if tau is not None:
+                return tau
     links = tuple(wrenches)  # the layout's links, in this order
     if layout is None or layout[0] is not source or layout[1] != links:
         try:
@@ -167,37 +219,29 @@ def _rnea_wrench_fast(
         slots: list[tuple[str, slice]] = []  # wrench_arrays' rows: the links not fixed to the root
         for link in links:
             if model.link_frame(link).body >= 0:
-                start = len(slots) * k.WRENCH_STRIDE + k.WR_FORCE
+                start = len(slots) * WRENCH_STRIDE + WR_FORCE
                 slots.append((link, slice(start, start + 6)))
         single = slots[0][0] if len(links) == 1 and len(slots) == 1 else ""  # one link, not the root's
         layout = data.wrench_layout = (source, links, wb, wd, slots, single)
     _, _, wb, wd, slots, _ = layout
-    if pointer and len(slots) == 1:  # one link's wrench, copied into its slot by the kernel; a new τ
-        return _P_RNEA_PACKED_WRENCH1.call(record, q, qd, qdd, wb, wd, wrenches[slots[0][0]], n)
-    tau = _empty(n)
     for link, slot in slots:
         w = wrenches[link]
         if type(w) is not _ND or w.dtype is not _F64 or w.shape != (6,):
             return None
         wd[slot] = w  # force, then moment (WR_MOMENT = WR_FORCE + 3)
-    call = _P_RNEA_PACKED_WRENCH.call if pointer else _RNEA_PACKED_WRENCH.call
-    return tau if call(record, q, qd, qdd, wb, wd, tau) == 0 else None  # OK
-
-
-def _pointer_record(
-    model: RobotModel, vectors: tuple, gravity: tuple, data: Any, out: Any, plain: Any, with_gravity: Any
-) -> np.ndarray | None:
-    """rnea (vectors q, q̇, q̈; kernels RNEA_PACKED and RNEA_PACKED_GRAVITY) or gravity_torques
-    (q; GRAVITY_PACKED and GRAVITY_PACKED_GRAVITY) through the pointer kernels, once the Data's
-    record takes this model and gravity tuple (`Data.packed_for`); None when an argument does not
-    qualify or the kernel reports a problem: the other paths decide (and the checked one names the
-    culprit)."""
-    fast = _fast_record(model, gravity, data, out)
-    if fast is None:
+    if _POINTER:
+        tau = pk.RNEA_PACKED_WRENCH.call(record, q, qd, qdd, wb, wd, n)  # a new τ, or None
+        if tau is not None:
+            return tau
+    if not (_FAST and _is_vector(q) and _is_vector(qd) and _is_vector(qdd)):
         return None
-    record, g, tau = fast
-    status = plain.call(record, *vectors, tau) if g is None else with_gravity.call(record, *vectors, g, tau)
-    return tau if status == 0 else None  # OK
+    tau = _empty(n)
+    return tau if c.RNEA_PACKED_WRENCH.call(record, q, qd, qdd, wb, wd, tau) == 0 else None  # OK
+
+
+def _is_vector(x: object) -> bool:
+    """Whether x can go to a compiled entry point as an FA argument: a float64 ndarray of ndim 1."""
+    return type(x) is _ND and x.dtype is _F64 and x.ndim == 1
 
 
 def rnea(
@@ -212,100 +256,25 @@ def rnea(
     out: np.ndarray | None = None,
 ) -> np.ndarray:
     """Joint efforts τ = M q̈ + c + g + Σ Jᵀ F (N m or N) for one state (n,) or a batch (N, n)."""
-    if _POINTER:  # one state as float64 vectors: straight to the kernel (the vectors checked in C)
-        if model.root_nv:
-            if gravity is GRAVITY and data is None and out is None and not wrenches:
-                nv, fpacked = model._floating_kernel
-                tau = _P_FLOATING_RNEA_PACKED.call(fpacked, q, qd, qdd, nv)  # a new τ, or None
+    if _POINTER and not wrenches and not model.root_nv:  # one state: straight to the pointer kernel
+        n, own = model.kernel_args  # the model's record, or the Data's once it holds the model:
+        record = own if data is None else data.record if type(data) is Data and data.source is own else None
+        if record is not None:
+            result = n if out is None else out  # n: the kernel allocates τ
+            if gravity is GRAVITY and data is None:
+                tau = _RNEA_POINTER.call(record, q, qd, qdd, result)
+            else:  # the gravity given (a tuple or a vector), or the default one on the Data's record
+                tau = _RNEA_POINTER_GRAVITY.call(record, q, qd, qdd, gravity, result)
+            if out is None:
                 if tau is not None:
                     return tau
-        elif wrenches:
-            if type(gravity) is tuple and out is None:
-                tau = _rnea_wrench_fast(model, q, qd, qdd, gravity, wrenches, data, True)  # pointer
-                if tau is not None:
-                    return tau
-        else:
-            n, packed = model._kernel_args
-            if out is None and data is None and gravity is GRAVITY:
-                tau = _P_RNEA_PACKED.call(packed, q, qd, qdd, n)  # a new τ, or None
-            else:
-                d = model.default_data if data is None else data
-                if out is None and type(d) is Data and d._source is packed and gravity is d._gravity_key:
-                    tau = _P_RNEA_PACKED.call(d._packed, q, qd, qdd, n)  # the Data's record as it is
-                    if tau is not None:
-                        return tau
-                # n: the kernel call allocates τ; None: out= is not an ndarray (the checked path names it)
-                result = n if out is None else out if type(out) is _ND else None
-                if type(d) is not Data or d._source is not packed or result is None:
-                    tau = None  # the Data takes this model first (or the checked path names data/out)
-                elif gravity is d._gravity_key:  # the Data's record as it is
-                    tau = _P_RNEA_PACKED.call(d._packed, q, qd, qdd, result)
-                elif type(gravity) is not tuple:
-                    tau = _P_RNEA_PACKED_GRAVITY.call(d._packed, q, qd, qdd, gravity, result)
-                else:
-                    tau = None
-                if out is not None:
-                    tau = out if tau == 0 else None  # OK
-                if tau is None and type(gravity) is tuple:
-                    kernels = _P_RNEA_PACKED, _P_RNEA_PACKED_GRAVITY
-                    tau = _pointer_record(model, (q, qd, qdd), gravity, data, out, *kernels)
-            if tau is not None:
-                return tau
-    if (
-        _FAST
-        and type(q) is _ND
-        and type(qd) is _ND
-        and type(qdd) is _ND
-        and q.dtype is _F64
-        and qd.dtype is _F64
-        and qdd.dtype is _F64
-        and q.ndim == 1
-        and qd.ndim == 1
-        and qdd.ndim == 1
-    ):
-        if model.root_nv:
-            if gravity is GRAVITY and data is None and out is None and not wrenches:
-                nv, fpacked = model._floating_kernel
-                tau_f = _empty(nv)
-                if _FLOATING_RNEA_PACKED.call(fpacked, q, qd, qdd, tau_f) == 0:  # OK
-                    return tau_f
-            return _floating_rnea(model, q, qd, qdd, gravity, wrenches, data, out)
-        if wrenches:
-            if type(gravity) is tuple and out is None:
-                tau = _rnea_wrench_fast(model, q, qd, qdd, gravity, wrenches, data, False)  # entry point
-                if tau is not None:
-                    return tau
-        elif gravity is GRAVITY and data is None and out is None:
-            n, packed = model._kernel_args
-            tau = _empty(n)
-            if _RNEA_PACKED.call(packed, q, qd, qdd, tau) == 0:  # OK
-                return tau
-        else:  # a Data already holding this model (and gravity tuple): its record as it is
-            n, source = model._kernel_args
-            d = model.default_data if data is None else data
-            tau = _bound_result(d, source, n, out)
-            if tau is not None:
-                if gravity is d._gravity_key:
-                    if _RNEA_PACKED.call(d._packed, q, qd, qdd, tau) == 0:  # OK
-                        return tau
-                elif (
-                    type(gravity) is _ND
-                    and gravity.dtype is _F64
-                    and gravity.shape == _SHAPE3
-                    and _RNEA_PACKED_GRAVITY.call(d._packed, q, qd, qdd, gravity, tau) == 0  # OK
-                ):
-                    return tau
-        if not wrenches and (gravity is not GRAVITY or data is not None or out is not None):
-            fast = _fast_record(model, gravity, data, out)
-            if fast is not None:
-                record, g, tau = fast
-                if g is None:
-                    status = _RNEA_PACKED.call(record, q, qd, qdd, tau)
-                else:
-                    status = _RNEA_PACKED_GRAVITY.call(record, q, qd, qdd, g, tau)
-                if status == 0:  # OK
-                    return tau
-    return _rnea_checked(model, q, qd, qdd, gravity, wrenches, data, out)
+            elif tau == 0:  # OK
+                return out
+    if wrenches:
+        tau = _wrench_fast(model, q, qd, qdd, gravity, wrenches, data, out)
+    else:
+        tau = _fast(model, q, qd, qdd, gravity, data, out, _RNEA)
+    return _rnea_checked(model, q, qd, qdd, gravity, wrenches, data, out) if tau is None else tau
 
 
 def _rnea_checked(
@@ -338,7 +307,7 @@ def _rnea_checked(
         else:
             status = c.RNEA_BATCH.call(tree, q, qd, qdd, g, wb, wd, ws, tau)
     else:
-        status = k.OK
+        status = OK
         gl, wbl, wdl = g.tolist(), wb.tolist(), wd.tolist()
         t = [0.0] * n
         rows = tau.reshape(-1, n)
@@ -358,65 +327,30 @@ def gravity_torques(
     out: np.ndarray | None = None,
 ) -> np.ndarray:
     """Gravity torques g(q) (N m or N) for one configuration (n,) or a batch (N, n)."""
-    if model.root_nv:
-        return _floating_gravity(model, q, gravity, data, out)
-    if _POINTER:  # as in rnea
-        n, packed = model._kernel_args
-        if out is None and data is None and gravity is GRAVITY:
-            tau = _P_GRAVITY_PACKED.call(packed, q, n)  # a new τ, or None
-        else:
-            d = model.default_data if data is None else data
-            if out is None and type(d) is Data and d._source is packed and gravity is d._gravity_key:
-                tau = _P_GRAVITY_PACKED.call(d._packed, q, n)  # the Data's record as it is
+    if _POINTER and not model.root_nv:  # one state: straight to the pointer kernel, as in rnea
+        n, own = model.kernel_args
+        record = own if data is None else data.record if type(data) is Data and data.source is own else None
+        if record is not None:
+            result = n if out is None else out
+            if gravity is GRAVITY and data is None:
+                tau = _GRAVITY_POINTER.call(record, q, result)
+            else:
+                tau = _GRAVITY_POINTER_GRAVITY.call(record, q, gravity, result)
+            if out is None:
                 if tau is not None:
                     return tau
-            result = n if out is None else out if type(out) is _ND else None
-            if type(d) is not Data or d._source is not packed or result is None:
-                tau = None
-            elif gravity is d._gravity_key:
-                tau = _P_GRAVITY_PACKED.call(d._packed, q, result)
-            elif type(gravity) is not tuple:
-                tau = _P_GRAVITY_PACKED_GRAVITY.call(d._packed, q, gravity, result)
-            else:
-                tau = None
-            if out is not None:
-                tau = out if tau == 0 else None  # OK
-            if tau is None and type(gravity) is tuple:
-                kernels = _P_GRAVITY_PACKED, _P_GRAVITY_PACKED_GRAVITY
-                tau = _pointer_record(model, (q,), gravity, data, out, *kernels)
-        if tau is not None:
-            return tau
-    if _FAST and type(q) is _ND and q.dtype is _F64 and q.ndim == 1:  # fast path, as in rnea
-        if gravity is GRAVITY and data is None and out is None:
-            n, packed = model._kernel_args
-            tau = _empty(n)
-            if _GRAVITY_PACKED.call(packed, q, tau) == 0:  # OK
-                return tau
-        else:  # as in rnea
-            n, source = model._kernel_args
-            d = model.default_data if data is None else data
-            bound = _bound_result(d, source, n, out)
-            if bound is not None:
-                if gravity is d._gravity_key:
-                    if _GRAVITY_PACKED.call(d._packed, q, bound) == 0:  # OK
-                        return bound
-                elif (
-                    type(gravity) is _ND
-                    and gravity.dtype is _F64
-                    and gravity.shape == _SHAPE3
-                    and _GRAVITY_PACKED_GRAVITY.call(d._packed, q, gravity, bound) == 0  # OK
-                ):
-                    return bound
-        if gravity is not GRAVITY or data is not None or out is not None:
-            fast = _fast_record(model, gravity, data, out)
-            if fast is not None:
-                record, g, tau = fast
-                if g is None:
-                    status = _GRAVITY_PACKED.call(record, q, tau)
-                else:
-                    status = _GRAVITY_PACKED_GRAVITY.call(record, q, g, tau)
-                if status == 0:  # OK
-                    return tau
+            elif tau == 0:  # OK
+                return out
+    tau = _fast(model, q, None, None, gravity, data, out, _GRAVITY)
+    return _gravity_checked(model, q, gravity, data, out) if tau is None else tau
+
+
+def _gravity_checked(
+    model: RobotModel, q: npt.ArrayLike, gravity: npt.ArrayLike, data: Data | None, out: np.ndarray | None
+) -> np.ndarray:
+    """gravity_torques with every argument converted and checked, errors naming the culprit."""
+    if model.root_nv:
+        return _floating_gravity(model, q, gravity, data, out)
     n = model.nv
     q = _array(q, "q", n)
     g = _gravity(gravity)
@@ -427,7 +361,7 @@ def gravity_torques(
         kernel = c.GRAVITY_TORQUES if q.ndim == 1 else c.GRAVITY_BATCH
         status = kernel.call(tree, q, g, ws, tau)
     else:
-        status = k.OK
+        status = OK
         gl = g.tolist()
         t = [0.0] * n
         rows = tau.reshape(-1, n)
@@ -452,20 +386,14 @@ def nonlinear_effects(
 
 def mass_matrix(model: RobotModel, q: npt.ArrayLike, *, data: Data | None = None) -> np.ndarray:
     """Symmetric joint-space inertia M(q), shape (n, n) or (N, n, n), armature on the diagonal."""
+    matrix = _fast(model, q, None, None, GRAVITY, data, None, _MASS_MATRIX)
+    return _mass_matrix_checked(model, q, data) if matrix is None else matrix
+
+
+def _mass_matrix_checked(model: RobotModel, q: npt.ArrayLike, data: Data | None) -> np.ndarray:
+    """mass_matrix with every argument converted and checked, errors naming the culprit."""
     if model.root_nv:
         return _floating_mass_matrix(model, q, data)
-    if _FAST and type(q) is _ND and q.dtype is _F64 and q.ndim == 1:  # fast path, as in rnea
-        if data is None:
-            n, packed = model._kernel_args
-            m = _empty((n, n))
-            if _MASS_MATRIX_PACKED.call(packed, q, m) == 0:  # OK
-                return m
-        else:
-            n, source = model._kernel_args
-            record = data.packed_for(source, n, GRAVITY) if type(data) is Data and data.nv >= n else None
-            m = _empty((n, n))
-            if record is not None and _MASS_MATRIX_PACKED.call(record, q, m) == 0:  # OK
-                return m
     n = model.nv
     q = _array(q, "q", n)
     data = _data(model, data)
@@ -475,7 +403,7 @@ def mass_matrix(model: RobotModel, q: npt.ArrayLike, *, data: Data | None = None
         kernel = c.MASS_MATRIX if q.ndim == 1 else c.MASS_MATRIX_BATCH
         status = kernel.call(tree, q, data.ws, data.comp, flat)
     else:
-        status = k.OK
+        status = OK
         scratch = [0.0] * (n * n)
         rows = flat.reshape(-1, n * n)
         for row, (qi,) in enumerate(_rows(q)):
@@ -539,9 +467,9 @@ def _fixed_jacobian(model: RobotModel, q: np.ndarray, link: str) -> np.ndarray:
     tip = pos[frame.body] + rot[frame.body] @ frame.translation
     i = frame.body
     while i >= 0:
-        b = i * k.BODY_STRIDE + k.B_AXIS
+        b = i * BODY_STRIDE + B_AXIS
         axis = rot[i] @ model.body[b : b + 3]
-        if model.jtype[i] == k.REVOLUTE:
+        if model.jtype[i] == REVOLUTE:
             jac[:3, i] = np.cross(axis, tip - pos[i])
             jac[3:, i] = axis
         else:
@@ -551,7 +479,7 @@ def _fixed_jacobian(model: RobotModel, q: np.ndarray, link: str) -> np.ndarray:
 
 
 def wrench_arrays(model: RobotModel, wrenches: Wrenches | None) -> tuple[np.ndarray, np.ndarray]:
-    """Kernel arrays for link wrenches (see `kernels`); links fixed to a fixed root are dropped (the
+    """Kernel arrays for link wrenches (see `kernels.layout`); links fixed to a fixed root are dropped (the
     root takes them), those fixed to a floating root go to the base (body njoints).
     UnknownLinkError for an unknown link, RneaError for a bad wrench."""
     if not wrenches:
@@ -571,10 +499,10 @@ def wrench_arrays(model: RobotModel, wrenches: Wrenches | None) -> tuple[np.ndar
         if not np.all(np.isfinite(w)):
             raise RneaError(f"wrenches['{link}'] contains NaN or Inf")
         if frame.body >= 0 or model.root_nv:
-            row = np.zeros(k.WRENCH_STRIDE)
-            row[k.WR_ORIGIN : k.WR_ORIGIN + 3] = frame.translation
-            row[k.WR_FORCE : k.WR_FORCE + 3] = w[:3]
-            row[k.WR_MOMENT : k.WR_MOMENT + 3] = w[3:]
+            row = np.zeros(WRENCH_STRIDE)
+            row[WR_ORIGIN : WR_ORIGIN + 3] = frame.translation
+            row[WR_FORCE : WR_FORCE + 3] = w[:3]
+            row[WR_MOMENT : WR_MOMENT + 3] = w[3:]
             bodies.append(frame.body if frame.body >= 0 else model.njoints)
             rows.append(row)
     if not bodies:
@@ -598,8 +526,8 @@ def raise_not_finite(named: Mapping[str, object]) -> None:
 
 def _check(status: int, named: Mapping[str, object]) -> None:
     """Raise for a kernel status other than OK (arguments were checked, so: not finite)."""
-    if status != k.OK:
-        if status == k.BAD_SIZE:  # pragma: no cover - sizes are checked before the call
+    if status != OK:
+        if status == BAD_SIZE:  # pragma: no cover - sizes are checked before the call
             raise RneaError("argument sizes do not match the model")
         raise_not_finite(named)
 
@@ -663,12 +591,12 @@ def body_poses(model: RobotModel, q: np.ndarray) -> tuple[np.ndarray, np.ndarray
     """Rotation (n, 3, 3) and origin (n, 3) of every body in the root frame (q: the joints')."""
     n = model.njoints
     tree = model.kernel_tree()
-    ws: Any = np.zeros(n * k.WS_STRIDE) if HAVE_NUMBA else [0.0] * (n * k.WS_STRIDE)
+    ws: Any = np.zeros(n * WS_STRIDE) if HAVE_NUMBA else [0.0] * (n * WS_STRIDE)
     c.JOINT_TRANSFORMS.call(tree, q if HAVE_NUMBA else q.tolist(), ws)
     c.ROOT_ROTATIONS.call(tree, ws)
-    rec = np.asarray(ws).reshape(n, k.WS_STRIDE)
-    rot = rec[:, k.W_ROT_ROOT : k.W_ROT_ROOT + 9].reshape(n, 3, 3)
-    origin = rec[:, k.W_POS : k.W_POS + 3]
+    rec = np.asarray(ws).reshape(n, WS_STRIDE)
+    rot = rec[:, W_ROT_ROOT : W_ROT_ROOT + 9].reshape(n, 3, 3)
+    origin = rec[:, W_POS : W_POS + 3]
     pos = np.zeros((n, 3))
     for i in range(n):
         lam = model.parent[i]
@@ -692,9 +620,9 @@ def _floating_states(model: RobotModel, **named: npt.ArrayLike) -> list[np.ndarr
 
 
 def _floating_check(model: RobotModel, status: int, named: Mapping[str, object]) -> None:
-    if status == k.NOT_UNIT:
+    if status == NOT_UNIT:
         which = "q[3:7] (the base quaternion)" if model.root_joint == "floating" else "q[2:4] (cos θ, sin θ)"
-        raise RneaError(f"{which} must have unit norm (within {k.UNIT_TOL:g} on its square)")
+        raise RneaError(f"{which} must have unit norm (within {UNIT_TOL:g} on its square)")
     _check(status, named)
 
 
@@ -729,16 +657,6 @@ def _floating_gravity(
     model: RobotModel, q: npt.ArrayLike, gravity: npt.ArrayLike, data: Data | None, out: np.ndarray | None
 ) -> np.ndarray:
     """gravity_torques of a floating-root model: rnea at rest, the base included (nv)."""
-    if _POINTER and gravity is GRAVITY and data is None and out is None:
-        nv, fpacked = model._floating_kernel
-        tau = _P_FLOATING_GRAVITY_PACKED.call(fpacked, q, nv)  # a new τ, or None
-        if tau is not None:
-            return tau
-    if _FAST and gravity is GRAVITY and data is None and out is None and _is_vector(q):
-        nv, fpacked = model._floating_kernel
-        tau = _empty(nv)
-        if _FLOATING_GRAVITY_PACKED.call(fpacked, q, tau) == 0:  # OK
-            return tau
     (q,) = _floating_states(model, q=q)
     g = _gravity(gravity)
     d = _data(model, data)
@@ -757,10 +675,6 @@ def _floating_gravity(
 def _floating_mass_matrix(model: RobotModel, q: npt.ArrayLike, data: Data | None) -> np.ndarray:
     """mass_matrix of a floating-root model: nv×nv, the root joint's rows and columns first."""
     nv = model.nv
-    if _FAST and data is None and _is_vector(q):
-        m = _empty((nv, nv))
-        if _FLOATING_MASS_MATRIX_PACKED.call(model._floating_kernel[1], q, m) == 0:  # OK
-            return m
     (q,) = _floating_states(model, q=q)
     d = _data(model, data)
     flat = np.empty((*q.shape[:-1], nv * nv))

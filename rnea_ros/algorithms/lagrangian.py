@@ -27,7 +27,7 @@ import numpy as np
 import numpy.typing as npt
 
 from rnea_ros.algorithms.dynamics import body_poses, joint_vector
-from rnea_ros.compiled import kernels as k
+from rnea_ros.compiled.kernels.layout import B_AXIS, B_INERTIA, B_MASS, B_MOMENT, BODY_STRIDE, REVOLUTE
 from rnea_ros.model.robot_model import RobotModel
 
 __all__ = ["Rotors", "christoffel", "coriolis_matrix", "mass_matrix_derivative", "mass_matrix_partials"]
@@ -73,16 +73,16 @@ def _system(model: RobotModel, q: np.ndarray, gearing: Rotors | None) -> tuple[l
     chains: list[Chain] = []
     parent = [int(p) for p in model.parent]
     for i in range(n):
-        b = i * k.BODY_STRIDE
-        axis = rot[i] @ model.body[b + k.B_AXIS : b + k.B_AXIS + 3]
-        if model.jtype[i] == k.REVOLUTE:
+        b = i * BODY_STRIDE
+        axis = rot[i] @ model.body[b + B_AXIS : b + B_AXIS + 3]
+        if model.jtype[i] == REVOLUTE:
             screws[i, :3] = axis
             screws[i, 3:] = np.cross(pos[i], axis)  # velocity of the point at the root origin
         else:
             screws[i, 3:] = axis
-        mass = model.body[b + k.B_MASS]
-        h = model.body[b + k.B_MOMENT : b + k.B_MOMENT + 3]
-        xx, xy, xz, yy, yz, zz = model.body[b + k.B_INERTIA : b + k.B_INERTIA + 6]
+        mass = model.body[b + B_MASS]
+        h = model.body[b + B_MOMENT : b + B_MOMENT + 3]
+        xx, xy, xz, yy, yz, zz = model.body[b + B_INERTIA : b + B_INERTIA + 6]
         i_o = np.array([[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]])
         # body-frame spatial inertia at the body origin, then to the root origin: I0 = Xᵀ I X
         hx = np.array([[0.0, -h[2], h[1]], [h[2], 0.0, -h[0]], [-h[1], h[0], 0.0]])
@@ -96,7 +96,7 @@ def _system(model: RobotModel, q: np.ndarray, gearing: Rotors | None) -> tuple[l
         for j in range(n):
             if gearing.ratio[j] == 0.0:
                 continue
-            z = screws[j, :3] if model.jtype[j] == k.REVOLUTE else screws[j, 3:]
+            z = screws[j, :3] if model.jtype[j] == REVOLUTE else screws[j, 3:]
             zz_ = np.outer(z, z)
             rotor = np.zeros((6, 6))
             transverse = np.asarray(gearing.rotor_transverse)[j]

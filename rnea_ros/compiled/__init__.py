@@ -1,3 +1,3 @@
-"""Every numba function and memory-layout constant (one file: numba's disk cache watches only the file
-that defines a function), their typed entry points, the one warm-up and the cache.
+"""Every numba function and memory-layout constant, their typed entry points and pointer kernels,
+the one warm-up and the cache (one stamp over this whole package: `jit`).
 """

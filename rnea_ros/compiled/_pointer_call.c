@@ -1,12 +1,14 @@
 /* rnea_ros.compiled._pointer_call: call a compiled kernel (a numba cfunc, see pointer_kernels.py)
  * on the data pointers of numpy vectors, with no per-call allocation.
  *
- *     Caller(address, int64_mask)(a0, a1, ..., ak) -> int status, or None
+ *     Caller(address, int64_mask, count)(a0, a1, ..., ak) -> int status, or None
  *
- * Each argument a_i must be exactly a numpy.ndarray of one dimension, C-contiguous, aligned, in
- * native byte order, of dtype int64 where bit i of int64_mask is set and float64 elsewhere; the
- * last one (the result) must be writeable. Then the function at `address`, of C type
- * int64 (*)(T0 *, int64, T1 *, int64, ...), is called with each vector's data pointer and length,
+ * There must be exactly `count` arguments (the vectors the kernel reads), and each a_i must be
+ * exactly a numpy.ndarray of one dimension, C-contiguous, aligned, in native byte order, of dtype
+ * int64 where bit i of int64_mask is set and float64 elsewhere, or, for a float64 vector other
+ * than the result, a tuple of at most 6 floats (numpy.float64 too) or ints, copied; the last one
+ * (the result) must be writeable. Then the function at `address`, of C type
+ * int64 (*)(void **p, int64 *n), is called with the vectors' data pointers p[i] and lengths n[i],
  * and its int64 status is returned. When the last argument is an int n instead, the result is a
  * new float64 vector of n, returned when the status is 0 (None otherwise). Any other argument:
  * None, and nothing is called (the caller takes its checked path, which names the culprit). Sizes
@@ -21,23 +23,18 @@
 #include <stdint.h>
 
 #define MAX_VECTORS 8
+#define MAX_TUPLE 6
 #define NEEDED (NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED)
 
 typedef void *vp;
 typedef int64_t i64;
-typedef i64 (*f1)(vp, i64);
-typedef i64 (*f2)(vp, i64, vp, i64);
-typedef i64 (*f3)(vp, i64, vp, i64, vp, i64);
-typedef i64 (*f4)(vp, i64, vp, i64, vp, i64, vp, i64);
-typedef i64 (*f5)(vp, i64, vp, i64, vp, i64, vp, i64, vp, i64);
-typedef i64 (*f6)(vp, i64, vp, i64, vp, i64, vp, i64, vp, i64, vp, i64);
-typedef i64 (*f7)(vp, i64, vp, i64, vp, i64, vp, i64, vp, i64, vp, i64, vp, i64);
-typedef i64 (*f8)(vp, i64, vp, i64, vp, i64, vp, i64, vp, i64, vp, i64, vp, i64, vp, i64);
+typedef i64 (*kernel)(vp *, i64 *);
 
-static PyObject *run(void *address, unsigned long mask, PyObject *const *vectors, Py_ssize_t count)
+static PyObject *run(void *address, unsigned long mask, Py_ssize_t expected, PyObject *const *vectors,
+                     Py_ssize_t count)
 {
-    if (count < 1 || count > MAX_VECTORS) {
-        PyErr_Format(PyExc_TypeError, "1 to %d vectors, got %zd", MAX_VECTORS, count);
+    if (count != expected) {
+        PyErr_Format(PyExc_TypeError, "%zd vectors, got %zd", expected, count);
         return NULL;
     }
     vp p[MAX_VECTORS];
@@ -57,8 +54,31 @@ static PyObject *run(void *address, unsigned long mask, PyObject *const *vectors
         p[count - 1] = PyArray_DATA((PyArrayObject *)result);
         n[count - 1] = (i64)length;
     }
+    double numbers[MAX_VECTORS][MAX_TUPLE]; /* the tuples' numbers */
     for (Py_ssize_t i = 0; i < (result == NULL ? count : count - 1); i++) {
         PyObject *o = vectors[i];
+        if (PyTuple_CheckExact(o) && i < count - 1 && !((mask >> i) & 1)) {
+            Py_ssize_t size = PyTuple_GET_SIZE(o);
+            if (size > MAX_TUPLE)
+                goto not_acceptable;
+            for (Py_ssize_t k = 0; k < size; k++) {
+                PyObject *x = PyTuple_GET_ITEM(o, k);
+                if (PyFloat_Check(x)) /* numpy.float64 too: a float */
+                    numbers[i][k] = PyFloat_AS_DOUBLE(x);
+                else if (PyLong_CheckExact(x)) {
+                    numbers[i][k] = PyLong_AsDouble(x);
+                    if (numbers[i][k] == -1.0 && PyErr_Occurred()) {
+                        PyErr_Clear();
+                        goto not_acceptable;
+                    }
+                }
+                else
+                    goto not_acceptable;
+            }
+            p[i] = numbers[i];
+            n[i] = (i64)size;
+            continue;
+        }
         if (Py_TYPE(o) != &PyArray_Type)
             goto not_acceptable;
         PyArrayObject *a = (PyArrayObject *)o;
@@ -71,25 +91,7 @@ static PyObject *run(void *address, unsigned long mask, PyObject *const *vectors
     }
     if (result == NULL && !(PyArray_FLAGS((PyArrayObject *)last) & NPY_ARRAY_WRITEABLE))
         goto not_acceptable;
-    i64 status;
-    switch (count) {
-    case 1: status = ((f1)address)(p[0], n[0]); break;
-    case 2: status = ((f2)address)(p[0], n[0], p[1], n[1]); break;
-    case 3: status = ((f3)address)(p[0], n[0], p[1], n[1], p[2], n[2]); break;
-    case 4: status = ((f4)address)(p[0], n[0], p[1], n[1], p[2], n[2], p[3], n[3]); break;
-    case 5: status = ((f5)address)(p[0], n[0], p[1], n[1], p[2], n[2], p[3], n[3], p[4], n[4]); break;
-    case 6:
-        status = ((f6)address)(p[0], n[0], p[1], n[1], p[2], n[2], p[3], n[3], p[4], n[4], p[5], n[5]);
-        break;
-    case 7:
-        status = ((f7)address)(p[0], n[0], p[1], n[1], p[2], n[2], p[3], n[3], p[4], n[4], p[5], n[5],
-                               p[6], n[6]);
-        break;
-    default:
-        status = ((f8)address)(p[0], n[0], p[1], n[1], p[2], n[2], p[3], n[3], p[4], n[4], p[5], n[5],
-                               p[6], n[6], p[7], n[7]);
-        break;
-    }
+    i64 status = ((kernel)address)(p, n);
     if (result == NULL)
         return PyLong_FromLongLong((long long)status);
     if (status == 0)
@@ -102,11 +104,12 @@ not_acceptable:
     Py_RETURN_NONE;
 }
 
-/* Caller(address, int64_mask): a callable, Caller(*vectors) -> run(address, int64_mask, vectors) */
+/* Caller(address, int64_mask, count): a callable, Caller(*vectors) -> run(...) */
 typedef struct {
     PyObject_HEAD
     void *address;
     unsigned long mask;
+    Py_ssize_t count;
     vectorcallfunc vectorcall;
 } Caller;
 
@@ -117,19 +120,24 @@ static PyObject *caller_vectorcall(PyObject *self, PyObject *const *args, size_t
         PyErr_SetString(PyExc_TypeError, "Caller takes no keyword arguments");
         return NULL;
     }
-    return run(c->address, c->mask, args, PyVectorcall_NARGS(nargsf));
+    return run(c->address, c->mask, c->count, args, PyVectorcall_NARGS(nargsf));
 }
 
 static PyObject *caller_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
     PyObject *address_obj;
     unsigned long mask;
+    Py_ssize_t count;
     if (kwargs != NULL && PyDict_GET_SIZE(kwargs)) {
-        PyErr_SetString(PyExc_TypeError, "Caller(address, int64_mask) takes no keyword arguments");
+        PyErr_SetString(PyExc_TypeError, "Caller(address, int64_mask, count) takes no keyword arguments");
         return NULL;
     }
-    if (!PyArg_ParseTuple(args, "Ok", &address_obj, &mask))
+    if (!PyArg_ParseTuple(args, "Okn", &address_obj, &mask, &count))
         return NULL;
+    if (count < 1 || count > MAX_VECTORS) {
+        PyErr_Format(PyExc_ValueError, "Caller: 1 to %d vectors, got %zd", MAX_VECTORS, count);
+        return NULL;
+    }
     void *address = PyLong_AsVoidPtr(address_obj);
     if (address == NULL) {
         if (!PyErr_Occurred())
@@ -141,6 +149,7 @@ static PyObject *caller_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
         return NULL;
     c->address = address;
     c->mask = mask;
+    c->count = count;
     c->vectorcall = caller_vectorcall;
     return (PyObject *)c;
 }
@@ -150,7 +159,7 @@ static PyTypeObject CallerType = {
     .tp_name = "rnea_ros.compiled._pointer_call.Caller",
     .tp_basicsize = sizeof(Caller),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL,
-    .tp_doc = "Caller(address, int64_mask)(*vectors) -> int status, or None when a vector does not qualify",
+    .tp_doc = "Caller(address, int64_mask, count)(*vectors) -> int status, or None when a vector does not qualify",
     .tp_new = caller_new,
     .tp_call = PyVectorcall_Call,
     .tp_vectorcall_offset = offsetof(Caller, vectorcall),

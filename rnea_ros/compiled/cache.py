@@ -9,32 +9,30 @@ read-only install compiles once per user, on that user's first start or with thi
 
 from __future__ import annotations
 
-import os
 import sys
 
+from rnea_ros.compiled import pointer_kernels
 from rnea_ros.compiled.entry_points import KERNELS, RNEA, compile_kernels
-from rnea_ros.compiled.jit import HAVE_NUMBA
+from rnea_ros.compiled.jit import HAVE_NUMBA, cache_is_fresh, cache_path
 
 
 def cache_location() -> str:
     """The directory where numba caches the kernels of this installation ("" without numba)."""
     if not HAVE_NUMBA:
         return ""
-    try:
-        return str(RNEA.dispatcher._cache._cache_path)  # numba's (private) cache object
-    except AttributeError:  # pragma: no cover - another numba
-        return os.environ.get("NUMBA_CACHE_DIR", "numba's cache directory")
+    return cache_path(RNEA.dispatcher.py_func)
 
 
 def cache_is_cold() -> bool:
-    """Whether some kernel has no entry in numba's cache yet (compile_kernels then compiles, tens
-    of seconds). An entry that no longer matches the sources is found out only when loading."""
+    """Whether some kernel or pointer kernel has no entry of the current sources in numba's cache
+    (none yet, or only entries stamped with other sources: `jit.source_digest`); compile_kernels
+    then compiles, tens of seconds."""
     if not HAVE_NUMBA:
         return False
-    try:
-        return any(not os.path.exists(k.dispatcher._cache._cache_file._index_path) for k in KERNELS)
-    except AttributeError:  # pragma: no cover - another numba
-        return False
+    functions = [kernel.dispatcher.py_func for kernel in KERNELS]
+    if pointer_kernels.AVAILABLE:
+        functions += [pointer.python for pointer in pointer_kernels.POINTER_KERNELS]
+    return not all(cache_is_fresh(fn) for fn in functions)
 
 
 def main() -> int:

@@ -2,7 +2,7 @@
 `compile_kernels`, the one warm-up, to compile them all up front.
 
 Nothing compiles at import or at model build. A kernel compiles (or loads from numba's disk
-cache, `cache=True`) the first time it is needed: lazily, on the first call of a function that
+cache, `jit.PackageCache`) the first time it is needed: lazily, on the first call of a function that
 uses it, unless `compile_kernels()` ran before. A cold cache costs seconds per kernel, a warm one
 a few milliseconds; a process that must not stall in its first control cycle (the node) calls
 `compile_kernels()` at start-up.
@@ -27,8 +27,39 @@ import time
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from rnea_ros.compiled import kernels as k
 from rnea_ros.compiled.jit import HAVE_NUMBA
+from rnea_ros.compiled.kernels.contact_terms import floating_contact_kernel, rows_well_conditioned_kernel
+from rnea_ros.compiled.kernels.cycle import cycle_kernel
+from rnea_ros.compiled.kernels.fixed_root import (
+    gravity_batch_kernel,
+    gravity_kernel,
+    gravity_packed_gravity_kernel,
+    gravity_packed_kernel,
+    mass_matrix_batch_kernel,
+    mass_matrix_kernel,
+    mass_matrix_packed_kernel,
+    rnea_batch_kernel,
+    rnea_kernel,
+    rnea_packed_gravity_kernel,
+    rnea_packed_kernel,
+    rnea_packed_wrench_kernel,
+    rnea_wrench_kernel,
+)
+from rnea_ros.compiled.kernels.floating_root import (
+    floating_gravity_kernel,
+    floating_gravity_packed_kernel,
+    floating_mass_matrix_kernel,
+    floating_mass_matrix_packed_kernel,
+    floating_rnea_kernel,
+    floating_rnea_packed_kernel,
+)
+from rnea_ros.compiled.kernels.momentum_observer import (
+    damped_wrench_kernel,
+    link_jacobian_kernel,
+    momentum_kernel,
+    observer_step_kernel,
+)
+from rnea_ros.compiled.kernels.passes import joint_transforms, root_rotations
 from rnea_ros.compiled.pointer_kernels import POINTER_KERNELS
 
 F: Any
@@ -37,7 +68,6 @@ F2: Any
 FA2: Any
 I64: Any
 F64: Any
-BOOL: Any
 if HAVE_NUMBA:
     from numba import types as _t
 
@@ -47,9 +77,8 @@ if HAVE_NUMBA:
     FA2 = _t.float64[:, :]  # (N, n) float64 of any strides: a transposed view
     I64 = _t.int64[::1]
     F64 = _t.float64  # a Python float
-    BOOL = _t.boolean  # a Python bool
 else:  # pragma: no cover - exercised with RNEA_ROS_NO_NUMBA=1
-    F = FA = F2 = FA2 = I64 = F64 = BOOL = None
+    F = FA = F2 = FA2 = I64 = F64 = None
 
 
 class Kernel:
@@ -91,44 +120,39 @@ class Kernel:
 # The kernels that `dynamics` calls. FA only where the caller's arrays arrive unconverted (the fast
 # paths); the checked path hands over C-contiguous copies. The packed kernels run the plain ones
 # with the same types: those compile once for both.
-RNEA_PACKED = Kernel(k.rnea_packed_kernel, F, FA, FA, FA, F)
-GRAVITY_PACKED = Kernel(k.gravity_packed_kernel, F, FA, F)
-RNEA_PACKED_GRAVITY = Kernel(k.rnea_packed_gravity_kernel, F, FA, FA, FA, FA, F)
-GRAVITY_PACKED_GRAVITY = Kernel(k.gravity_packed_gravity_kernel, F, FA, FA, F)
-RNEA_PACKED_WRENCH = Kernel(k.rnea_packed_wrench_kernel, F, FA, FA, FA, I64, F, F)
-MASS_MATRIX_PACKED = Kernel(k.mass_matrix_packed_kernel, F, FA, F2)
-RNEA = Kernel(k.rnea_kernel, F, FA, FA, FA, F, F, F)
-RNEA_WRENCH = Kernel(k.rnea_wrench_kernel, F, F, F, F, F, I64, F, F, F)
-RNEA_BATCH = Kernel(k.rnea_batch_kernel, F, F2, F2, F2, F, I64, F, F, F2)
-GRAVITY_TORQUES = Kernel(k.gravity_kernel, F, FA, F, F, F)
-GRAVITY_BATCH = Kernel(k.gravity_batch_kernel, F, F2, F, F, F2)
-MASS_MATRIX = Kernel(k.mass_matrix_kernel, F, FA, F, F, F)
-MASS_MATRIX_BATCH = Kernel(k.mass_matrix_batch_kernel, F, F2, F, F, F2)
-JOINT_TRANSFORMS = Kernel(k.joint_transforms, F, FA, F)
-ROOT_ROTATIONS = Kernel(k.root_rotations, F, F)
-# The effort law (`effort_law.compute_efforts`) calls these kernels' dispatchers with these types,
-# which then find the compiled signatures; the runaway guard's `update` calls GUARD's.
-CYCLE = Kernel(
-    k.cycle_kernel, F, F, F, F, F, F, F, I64, F2, F2, I64, F, F, F, F, BOOL, F2, I64, F64, BOOL, BOOL, F2,
-    F64, F64, F, F2, BOOL, F64, F2, F2, F, F2, F, F2,
-)  # fmt: skip
-FRICTION_BEFORE = Kernel(k.friction_before_kernel, F, F, F, F, I64, F, F, F, F64, F2, F, F)
-GUARD = Kernel(k.guard_kernel, F2, F, F64, F, F, F, F, F, F, I64, F)
+RNEA_PACKED = Kernel(rnea_packed_kernel, F, FA, FA, FA, F)
+GRAVITY_PACKED = Kernel(gravity_packed_kernel, F, FA, F)
+RNEA_PACKED_GRAVITY = Kernel(rnea_packed_gravity_kernel, F, FA, FA, FA, FA, F)
+GRAVITY_PACKED_GRAVITY = Kernel(gravity_packed_gravity_kernel, F, FA, FA, F)
+RNEA_PACKED_WRENCH = Kernel(rnea_packed_wrench_kernel, F, FA, FA, FA, I64, F, F)
+MASS_MATRIX_PACKED = Kernel(mass_matrix_packed_kernel, F, FA, F2)
+RNEA = Kernel(rnea_kernel, F, FA, FA, FA, F, F, F)
+RNEA_WRENCH = Kernel(rnea_wrench_kernel, F, F, F, F, F, I64, F, F, F)
+RNEA_BATCH = Kernel(rnea_batch_kernel, F, F2, F2, F2, F, I64, F, F, F2)
+GRAVITY_TORQUES = Kernel(gravity_kernel, F, FA, F, F, F)
+GRAVITY_BATCH = Kernel(gravity_batch_kernel, F, F2, F, F, F2)
+MASS_MATRIX = Kernel(mass_matrix_kernel, F, FA, F, F, F)
+MASS_MATRIX_BATCH = Kernel(mass_matrix_batch_kernel, F, F2, F, F, F2)
+JOINT_TRANSFORMS = Kernel(joint_transforms, F, FA, F)
+ROOT_ROTATIONS = Kernel(root_rotations, F, F)
+# The effort law (`effort_law.compute_efforts`) calls this kernel's dispatcher with these types,
+# which then finds the compiled signature.
+CYCLE = Kernel(cycle_kernel, F, F, F, F, F, F, I64, I64, F, F2, F, F2)
 # The momentum observer's (`estimation.momentum`, `estimation.observer`; the node's contact cycle).
-MOMENTUM = Kernel(k.momentum_kernel, F, FA, FA, F, F, F, F)
-LINK_JACOBIAN = Kernel(k.link_jacobian_kernel, F, FA, F, F, F, F, F)
-DAMPED_WRENCH = Kernel(k.damped_wrench_kernel, F, FA, F, F, F)
-OBSERVER_STEP = Kernel(k.observer_step_kernel, F, F, FA, FA, FA, F, F, F, F, F, F, F, F)
+MOMENTUM = Kernel(momentum_kernel, F, FA, FA, F, F, F, F)
+LINK_JACOBIAN = Kernel(link_jacobian_kernel, F, FA, F, F, F, F, F)
+DAMPED_WRENCH = Kernel(damped_wrench_kernel, F, FA, F, F, F)
+OBSERVER_STEP = Kernel(observer_step_kernel, F, FA, FA, FA, F2, F, F)
 # floating and planar roots (tree, root record, ...)
-FLOATING_RNEA = Kernel(k.floating_rnea_kernel, F, F, FA, FA, FA, F, I64, F, F, FA)
-FLOATING_GRAVITY = Kernel(k.floating_gravity_kernel, F, F, FA, F, F, FA)
-FLOATING_MASS_MATRIX = Kernel(k.floating_mass_matrix_kernel, F, F, FA, F, F, F)
-FLOATING_RNEA_PACKED = Kernel(k.floating_rnea_packed_kernel, F, FA, FA, FA, F)
-FLOATING_GRAVITY_PACKED = Kernel(k.floating_gravity_packed_kernel, F, FA, F)
-FLOATING_MASS_MATRIX_PACKED = Kernel(k.floating_mass_matrix_packed_kernel, F, FA, F2)
+FLOATING_RNEA = Kernel(floating_rnea_kernel, F, F, FA, FA, FA, F, I64, F, F, FA)
+FLOATING_GRAVITY = Kernel(floating_gravity_kernel, F, F, FA, F, F, FA)
+FLOATING_MASS_MATRIX = Kernel(floating_mass_matrix_kernel, F, F, FA, F, F, F)
+FLOATING_RNEA_PACKED = Kernel(floating_rnea_packed_kernel, F, FA, FA, FA, F)
+FLOATING_GRAVITY_PACKED = Kernel(floating_gravity_packed_kernel, F, FA, F)
+FLOATING_MASS_MATRIX_PACKED = Kernel(floating_mass_matrix_packed_kernel, F, FA, F2)
 # contact-consistent inverse dynamics on a floating root (`algorithms.contact_dynamics`)
-FLOATING_CONTACT = Kernel(k.floating_contact_kernel, F, FA, FA, F, F, F2, F, F2, F2)
-ROWS_WELL_CONDITIONED = Kernel(k.rows_well_conditioned_kernel, FA2, F64)
+FLOATING_CONTACT = Kernel(floating_contact_kernel, F, FA, FA, F, F, F2, F, F2, F2)
+ROWS_WELL_CONDITIONED = Kernel(rows_well_conditioned_kernel, FA2, F64)
 KERNELS = (
     RNEA_PACKED,
     GRAVITY_PACKED,
@@ -146,8 +170,6 @@ KERNELS = (
     JOINT_TRANSFORMS,
     ROOT_ROTATIONS,
     CYCLE,
-    FRICTION_BEFORE,
-    GUARD,
     MOMENTUM,
     LINK_JACOBIAN,
     DAMPED_WRENCH,

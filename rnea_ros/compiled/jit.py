@@ -1,17 +1,36 @@
-"""Optional numba compilation: `njit` compiles where numba is installed, else returns the function.
+"""Optional numba compilation: `njit` and `cfunc` compile where numba is installed (`njit` returns
+the function itself without it), every one of them cached on disk under one stamp.
 
 Set RNEA_ROS_NO_NUMBA=1 to force the pure-Python path (the same source runs either way). Nothing
 here compiles: numba compiles a kernel on its first call, or when `rnea_ros.compile_kernels()`
 asks for it (see `rnea_ros.compiled.entry_points`).
+
+**One stamp.** numba stamps a cache entry with the file that defines the function, so a caller
+cached in one file does not see an edit to a kernel it calls in another: its cached machine code
+has the old callee (and the old layout constants) compiled in. Every compiled function of this
+package is therefore cached with `PackageCache`, whose stamp is `source_digest()`, a digest of
+every source file under `rnea_ros/compiled/` (the kernels, the layout constants, the pointer
+wrappers, the C source). An edit of any of them makes every cache entry stale: each kernel
+compiles again on its next use. Nothing else does: the digest is of the contents, so a checkout
+or a copy that leaves them as they are keeps the cache. Where the cache lives is numba's choice
+as before: $NUMBA_CACHE_DIR when set, else next to the sources when writable, else the user's
+cache directory. test/unit/compiled/test_stale_cache.py edits a copy of the package and checks
+every public path.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Callable
+from functools import cache
+from pathlib import Path
 from typing import Any, TypeVar, cast
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+PACKAGE_DIR = Path(__file__).resolve().parent  # rnea_ros/compiled, the sources the stamp covers
+SOURCE_SUFFIXES = (".py", ".pyi", ".c")
 
 numba: Any
 try:
@@ -25,10 +44,77 @@ except ImportError:  # pragma: no cover - exercised with RNEA_ROS_NO_NUMBA=1
     HAVE_NUMBA = False
 
 
+def source_files(root: Path = PACKAGE_DIR) -> list[Path]:
+    """The source files under `root` the stamp covers (not the caches, not the built extension),
+    in a fixed order."""
+    return sorted(
+        path
+        for path in root.rglob("*")
+        if path.suffix in SOURCE_SUFFIXES and "__pycache__" not in path.relative_to(root).parts
+    )
+
+
+@cache
+def source_digest(root: Path = PACKAGE_DIR) -> str:
+    """The stamp of every cache entry: SHA-256 over the relative path and the bytes of each of
+    `source_files(root)` (computed once per process)."""
+    digest = hashlib.sha256()
+    for path in source_files(root):
+        digest.update(path.relative_to(root).as_posix().encode() + b"\0")
+        digest.update(path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+PackageCache: Any = None
+if HAVE_NUMBA:
+    from numba.core import caching as _caching
+    from numba.core import sigutils as _sigutils
+    from numba.core.ccallback import CFunc as _CFunc
+
+    class _PackageStamp:
+        """A numba cache locator's stamp replaced by the package's (`source_digest`)."""
+
+        def get_source_stamp(self) -> str:
+            return source_digest()
+
+    class _UserProvidedLocator(_PackageStamp, _caching.UserProvidedCacheLocator):
+        pass
+
+    class _InTreeLocator(_PackageStamp, _caching.InTreeCacheLocator):
+        pass
+
+    class _UserWideLocator(_PackageStamp, _caching.UserWideCacheLocator):
+        pass
+
+    class _PackageCacheImpl(_caching.CompileResultCacheImpl):
+        # numba's own locators in numba's order ($NUMBA_CACHE_DIR, next to the sources, the
+        # user's cache), each with the package's stamp
+        _locator_classes = [_UserProvidedLocator, _InTreeLocator, _UserWideLocator]
+
+    class _PackageCache(_caching.FunctionCache):
+        """numba's per-function disk cache (the one `cache=True` makes), with the package's stamp."""
+
+        _impl_class = _PackageCacheImpl
+
+        def is_fresh(self) -> bool:
+            """Whether the index holds entries of the current sources (a stale index is empty)."""
+            return bool(self._cache_file._load_index())
+
+    PackageCache = _PackageCache
+
+
+def _cached(compiled: Any, fn: Callable[..., Any]) -> Any:
+    """`compiled` (a dispatcher or a cfunc, not compiled yet) caching with `PackageCache`: what
+    numba's `cache=True` does (`enable_caching`), with the package's stamp."""
+    compiled._cache = PackageCache(fn)
+    return compiled
+
+
 def njit(fn: F) -> F:
-    """Compile `fn` with numba (cached on disk, no Python objects) when available."""
+    """Compile `fn` with numba (cached on disk with the package's stamp, no Python objects) when
+    available."""
     if HAVE_NUMBA:
-        return cast(F, numba.njit(cache=True, fastmath=False, boundscheck=False)(fn))
+        return cast(F, _cached(numba.njit(fastmath=False, boundscheck=False)(fn), fn))
     return fn
 
 
@@ -36,5 +122,28 @@ def njit_inline(fn: F) -> F:
     """`njit`, and inlined into the kernels that call it (numba IR inlining: no call, and no
     reference counting of the arrays passed); for the small steps the passes are made of."""
     if HAVE_NUMBA:
-        return cast(F, numba.njit(cache=True, fastmath=False, boundscheck=False, inline="always")(fn))
+        return cast(F, _cached(numba.njit(fastmath=False, boundscheck=False, inline="always")(fn), fn))
     return fn
+
+
+def cfunc(signature: Any, fn: Callable[..., Any]) -> Any:
+    """`fn` compiled now as a C callback of `signature` (numba's `cfunc(signature, cache=True)`,
+    with the package's stamp: loaded from the cache when it holds it). numba is required."""
+    compiled = _cached(_CFunc(fn, _sigutils.normalize_signature(signature), {}, {}), fn)
+    compiled.compile()
+    return compiled
+
+
+def cache_is_fresh(fn: Callable[..., Any]) -> bool:
+    """Whether the package's cache holds compiled code of the current sources for `fn` (a Python
+    function; False without numba)."""
+    if not HAVE_NUMBA:
+        return False
+    return bool(PackageCache(fn).is_fresh())
+
+
+def cache_path(fn: Callable[..., Any]) -> str:
+    """The directory where the package's cache keeps `fn` (a Python function; "" without numba)."""
+    if not HAVE_NUMBA:
+        return ""
+    return str(PackageCache(fn).cache_path)

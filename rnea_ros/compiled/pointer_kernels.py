@@ -4,15 +4,16 @@ C extension `_pointer_call`: the cheapest way into compiled code from Python her
 A numba entry point unboxes each array argument into a reference-counted structure (an allocation
 per array) and a Python wrapper must check the argument types first; `_pointer_call.Caller` checks
 each vector in C (exactly a 1-D, C-contiguous, aligned, native-order numpy array of the expected
-dtype; the result writeable) and calls a numba `cfunc` with each vector's data pointer and length.
-The cfunc views them as arrays (`carray`) and runs the same compiled kernel the entry point runs
-(the same specialization: q, q̇, q̈ and gravity as arrays of any layout); the kernel checks sizes and
-finiteness as always. UR5 rnea: 0.31 µs against 0.55 µs for the entry point alone (bench_kernels).
+dtype; the result writeable) and calls a numba `cfunc` with two C arrays, the vectors' data
+pointers and their lengths. The cfunc views them as arrays (`carray`) and runs the same compiled
+kernel the entry point runs (the same specialization: q, q̇, q̈ and gravity as arrays of any
+layout); the kernel checks sizes and finiteness as always. The figures: docs/performance.md.
 
 `PointerKernel.call(*vectors)` returns the kernel's status, or None when a vector does not qualify
 (a list, float32, 2-D, strided, read-only result...): the caller then takes its usual path, which
-converts or names the argument. Given the result's length (an int) instead of the result vector,
-it returns a new result vector when the status is OK, else None.
+converts or names the argument. A tuple of at most 6 numbers is taken as a vector (a gravity
+tuple: no array to build per call), never as the result. Given the result's length (an int)
+instead of the result vector, it returns a new result vector when the status is OK, else None.
 
 `AVAILABLE` is False without numba, without the built extension (`setup.py` builds it where a C
 compiler and numpy's headers are found), or with RNEA_ROS_NO_POINTER_CALL=1; the callers then use
@@ -27,8 +28,21 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from rnea_ros.compiled import kernels as k
-from rnea_ros.compiled.jit import HAVE_NUMBA, numba
+import numpy as np
+
+from rnea_ros.compiled.jit import HAVE_NUMBA, cfunc, njit_inline, numba
+from rnea_ros.compiled.kernels.fixed_root import (
+    gravity_packed_gravity_kernel,
+    gravity_packed_kernel,
+    rnea_packed_gravity_kernel,
+    rnea_packed_kernel,
+    rnea_packed_wrench_kernel,
+)
+from rnea_ros.compiled.kernels.floating_root import (
+    floating_gravity_packed_kernel,
+    floating_rnea_packed_kernel,
+)
+from rnea_ros.compiled.kernels.layout import BAD_SIZE, WR_FORCE
 
 Caller: Any
 try:  # by name: import-linter, which cannot see into a C extension, took the import for the package's
@@ -45,62 +59,72 @@ else:  # pragma: no cover - exercised with RNEA_ROS_NO_NUMBA=1 (nothing here is 
     carray = None
 
 
-# Each wrapper takes (pointer, length) per vector and passes the caller's q, q̇, q̈ and gravity as
-# arrays of any layout (`[::1]`), the types the kernel is compiled for, so that numba reuses that
-# compiled code rather than compiling it again for C-contiguous arrays.
-def _rnea_packed(p0, n0, p1, n1, p2, n2, p3, n3, p4, n4):
-    return k.rnea_packed_kernel(
-        carray(p0, n0), carray(p1, n1)[::1], carray(p2, n2)[::1], carray(p3, n3)[::1], carray(p4, n4)
-    )
+# Each wrapper takes the vectors' data pointers `p` and lengths `n` (two C arrays, one entry per
+# vector, as `_pointer_call` passes them) and views vector i as an array: `_vector` (float64,
+# C-contiguous), `_any` (the caller's q, q̇, q̈ and gravity: an array of any layout, the type the
+# kernel is compiled for, so that numba reuses that compiled code rather than compiling it again
+# for C-contiguous arrays), `_int64`.
+@njit_inline
+def _vector(p, n, i):
+    return carray(p[i], n[i], np.float64)
 
 
-def _gravity_packed(p0, n0, p1, n1, p2, n2):
-    return k.gravity_packed_kernel(carray(p0, n0), carray(p1, n1)[::1], carray(p2, n2))
+@njit_inline
+def _any(p, n, i):
+    return carray(p[i], n[i], np.float64)[::1]
 
 
-def _rnea_packed_gravity(p0, n0, p1, n1, p2, n2, p3, n3, p4, n4, p5, n5):
-    return k.rnea_packed_gravity_kernel(
-        carray(p0, n0), carray(p1, n1)[::1], carray(p2, n2)[::1], carray(p3, n3)[::1], carray(p4, n4)[::1],
-        carray(p5, n5),
-    )  # fmt: skip
+@njit_inline
+def _int64(p, n, i):
+    return carray(p[i], n[i], np.int64)
 
 
-def _gravity_packed_gravity(p0, n0, p1, n1, p2, n2, p3, n3):
-    return k.gravity_packed_gravity_kernel(
-        carray(p0, n0), carray(p1, n1)[::1], carray(p2, n2)[::1], carray(p3, n3)
-    )
+def _rnea_packed(p, n):
+    return rnea_packed_kernel(_vector(p, n, 0), _any(p, n, 1), _any(p, n, 2), _any(p, n, 3), _vector(p, n, 4))
 
 
-def _rnea_packed_wrench(p0, n0, p1, n1, p2, n2, p3, n3, p4, n4, p5, n5, p6, n6):
-    return k.rnea_packed_wrench_kernel(
-        carray(p0, n0), carray(p1, n1)[::1], carray(p2, n2)[::1], carray(p3, n3)[::1], carray(p4, n4),
-        carray(p5, n5), carray(p6, n6),
-    )  # fmt: skip
+def _gravity_packed(p, n):
+    return gravity_packed_kernel(_vector(p, n, 0), _any(p, n, 1), _vector(p, n, 2))
 
 
-def _rnea_packed_wrench1(p0, n0, p1, n1, p2, n2, p3, n3, p4, n4, p5, n5, p6, n6, p7, n7):
-    """_rnea_packed_wrench with one link's wrench (p6: 6 numbers, force then moment) copied into the
-    first slot of the wrench record (p5) here rather than in Python."""
-    wrench = carray(p6, n6)
-    wrench_data = carray(p5, n5)
-    if n6 != 6 or n5 < k.WR_FORCE + 6:
-        return k.BAD_SIZE
+def _rnea_packed_gravity(p, n):
+    q, qd, qdd, gravity = _any(p, n, 1), _any(p, n, 2), _any(p, n, 3), _any(p, n, 4)
+    return rnea_packed_gravity_kernel(_vector(p, n, 0), q, qd, qdd, gravity, _vector(p, n, 5))
+
+
+def _gravity_packed_gravity(p, n):
+    return gravity_packed_gravity_kernel(_vector(p, n, 0), _any(p, n, 1), _any(p, n, 2), _vector(p, n, 3))
+
+
+def _rnea_packed_wrench(p, n):
+    q, qd, qdd = _any(p, n, 1), _any(p, n, 2), _any(p, n, 3)
+    wrench_body, wrench_data = _int64(p, n, 4), _vector(p, n, 5)
+    return rnea_packed_wrench_kernel(_vector(p, n, 0), q, qd, qdd, wrench_body, wrench_data, _vector(p, n, 6))
+
+
+def _rnea_packed_wrench1(p, n):
+    """_rnea_packed_wrench with one link's wrench (vector 6: 6 numbers, force then moment) copied
+    into the first slot of the wrench record (vector 5) here rather than in Python."""
+    wrench = _vector(p, n, 6)
+    wrench_data = _vector(p, n, 5)
+    if len(wrench) != 6 or len(wrench_data) < WR_FORCE + 6:
+        return BAD_SIZE
     for i in range(6):
-        wrench_data[k.WR_FORCE + i] = wrench[i]
-    return k.rnea_packed_wrench_kernel(
-        carray(p0, n0), carray(p1, n1)[::1], carray(p2, n2)[::1], carray(p3, n3)[::1], carray(p4, n4),
-        wrench_data, carray(p7, n7),
-    )  # fmt: skip
-
-
-def _floating_rnea_packed(p0, n0, p1, n1, p2, n2, p3, n3, p4, n4):
-    return k.floating_rnea_packed_kernel(
-        carray(p0, n0), carray(p1, n1)[::1], carray(p2, n2)[::1], carray(p3, n3)[::1], carray(p4, n4)
+        wrench_data[WR_FORCE + i] = wrench[i]
+    q, qd, qdd = _any(p, n, 1), _any(p, n, 2), _any(p, n, 3)
+    return rnea_packed_wrench_kernel(
+        _vector(p, n, 0), q, qd, qdd, _int64(p, n, 4), wrench_data, _vector(p, n, 7)
     )
 
 
-def _floating_gravity_packed(p0, n0, p1, n1, p2, n2):
-    return k.floating_gravity_packed_kernel(carray(p0, n0), carray(p1, n1)[::1], carray(p2, n2))
+def _floating_rnea_packed(p, n):
+    return floating_rnea_packed_kernel(
+        _vector(p, n, 0), _any(p, n, 1), _any(p, n, 2), _any(p, n, 3), _vector(p, n, 4)
+    )
+
+
+def _floating_gravity_packed(p, n):
+    return floating_gravity_packed_kernel(_vector(p, n, 0), _any(p, n, 1), _vector(p, n, 2))
 
 
 class PointerKernel:
@@ -133,18 +157,17 @@ class PointerKernel:
             self.call = _none
             self.ready = True
             return False
-        i64, f64 = numba.types.CPointer(numba.types.int64), numba.types.CPointer(numba.types.float64)
-        args: list[Any] = []
-        for i in range(self.vectors):
-            args += [i64 if self.int64_mask >> i & 1 else f64, numba.types.int64]
-        try:
-            self.cfunc = numba.cfunc(numba.types.int64(*args), cache=True)(self.python)
+        types = numba.types
+        try:  # int64 (void **p, int64 *n): the vectors' data pointers and lengths
+            self.cfunc = cfunc(
+                types.int64(types.CPointer(types.voidptr), types.CPointer(types.int64)), self.python
+            )
         except Exception as exc:  # noqa: BLE001 - a numba that cannot compile it: the entry points serve
             self.error = f"{type(exc).__name__}: {exc}"
             self.call = _none
             self.ready = True
             return False
-        self.call = Caller(self.cfunc.address, self.int64_mask)
+        self.call = Caller(self.cfunc.address, self.int64_mask, self.vectors)
         self.ready = True
         return self.cfunc.cache_hits == 0
 

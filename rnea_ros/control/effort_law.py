@@ -8,9 +8,9 @@ feedback term always compares desired with measured. The friction term follows
 drives, bounded feedback from the measured velocity for the others, each faded out by the runaway
 guard (`rnea_ros.friction.runaway_guard`) when it drives its joint. All arrays in `model.joint_names`
 order, efforts in N m or N. The total is clamped to the effort limit × scale. One compiled call
-(`kernels.cycle_kernel`) computes every term of a cycle into a preallocated table from one
-kinematics pass per configuration, as Pinocchio's computeAllTerms: M(q) and the friction row,
-the feedback bound, the model terms, the total, then the runaway guard's period.
+(`compiled.kernels.cycle.cycle_kernel`) computes every term of a cycle into a preallocated table
+from one kinematics pass per configuration, as Pinocchio's computeAllTerms: M(q) and the friction
+row, the feedback bound, the model terms, the total, then the runaway guard's period.
 """
 
 from __future__ import annotations
@@ -22,8 +22,36 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
-from rnea_ros.algorithms.dynamics import GRAVITY, Data, raise_not_finite, wrench_arrays
-from rnea_ros.compiled import kernels as k
+from rnea_ros.algorithms.dynamics import GRAVITY, raise_not_finite, wrench_arrays
+from rnea_ros.compiled.kernels.cycle import (
+    OPT_BOUND,
+    OPT_DESIRED,
+    OPT_DT,
+    OPT_FRICTION,
+    OPT_LAG,
+    OPT_MAX_LAG,
+    OPT_PERIOD,
+    OPT_REFRESH,
+    OPT_RUN_GUARD,
+    OPT_TERMS,
+    OUT_CLAMPED,
+    OUT_TOTAL,
+    cycle_kernel,
+    cycle_slices,
+)
+from rnea_ros.compiled.kernels.friction_guard import SAMPLE_ROWS
+from rnea_ros.compiled.kernels.layout import (
+    BAD_SIZE,
+    LAW_KD,
+    LAW_KD_NOW,
+    LAW_KP,
+    LAW_KP_NOW,
+    LAW_LIMIT,
+    LAW_SCALE,
+    NOT_FINITE,
+    OK,
+    packed_slices,
+)
 from rnea_ros.control.feedback_bound import REFRESH
 from rnea_ros.control.terms import COMPENSABLE, TERMS, compensable_terms
 from rnea_ros.errors import RneaError
@@ -97,20 +125,28 @@ def _per_joint(value: npt.ArrayLike | None, default: np.ndarray, name: str) -> n
 class LoopState:
     """What the friction compensation remembers between calls: the loop period estimate (s), the
     last call's time t (s), and the last sample the friction path stored (its time sample_t, its
-    q, q̇, applied total and friction term as rows of `prev`). `delay` follows the longest recent
-    state age at once and shorter ones slowly, as `period` does."""
+    q, q̇, applied total and friction term as rows SAMPLE_* of `prev`). `delay` follows the longest
+    recent state age at once and shorter ones slowly, as `period` does."""
 
     def __init__(self, n: int) -> None:
         self.period = 0.0
         self.delay = 0.0  # s, age of the states when their commands were computed (filtered)
         self.t = np.nan
         self.sample_t = np.nan
-        self.prev = np.zeros((4, n))
+        self.prev = np.zeros((SAMPLE_ROWS, n))
 
 
 class Efforts:
     """A model and an effort law packed for `compute_efforts`, with the table each call
-    overwrites (like Pinocchio's Data: one per thread, results valid until the next call)."""
+    overwrites (like Pinocchio's Data: one per thread, results valid until the next call).
+
+    Everything the compiled cycle reads or writes, but the runaway guard and the loop state (which
+    an Efforts may share with the one it replaces: `adopt`), is one array, `record`
+    (`rnea_ros.compiled.kernels.cycle`): the model's tree and workspace, then named tables, each
+    also an attribute here (a view): `options` (the switches and each call's numbers, OPT_*),
+    `law_table` (the gains and limit per joint, and the gains of the last cycle, LAW_*), `coef`
+    (friction compensation), `work` (scratch), `mass` and `minv` (M(q), M(q)⁻¹) and `table` (the
+    result, OUT_*). An input of the cycle is a slot or a row of one of them."""
 
     def __init__(self, model: RobotModel, law: EffortLaw) -> None:
         n = model.nv
@@ -119,41 +155,45 @@ class Efforts:
             friction = Friction(np.zeros(n), np.zeros(n))
         self.model = model
         self.law = law
-        self._tree = model.kernel_tree()
-        self._ws = np.asarray(Data(model).ws, dtype=float)
-        self._gravity = np.array([*np.asarray(law.gravity, dtype=float).reshape(3), 0.0, 0.0, 0.0])
-        switches = [t in law.compensate for t in COMPENSABLE] + [law.use_desired_state]
-        self._switches = np.array(switches, dtype=np.int64)
-        self._law = np.empty((k.LAW_ROWS, n))
-        self._law[k.LAW_KP] = law.kp
-        self._law[k.LAW_KD] = law.kd
-        self._law[k.LAW_LIMIT] = law.limits(model)[0]
+        slices = cycle_slices(n)
+        self.record = np.zeros(slices["out"][0].stop)
+        packed = model.kernel_record  # the tree and the default gravity; this record's own workspace
+        self.record[: packed.size] = packed
+        tables = {name: self.record[where].reshape(shape) for name, (where, shape) in slices.items()}
+        self._gravity = self.record[packed_slices(n)[1]]
+        self.set_gravity(np.asarray(law.gravity, dtype=float).reshape(3))
+        self.options = options = tables["options"]
+        for row, term in enumerate(COMPENSABLE):
+            options[OPT_TERMS + row] = term in law.compensate
+        options[OPT_DESIRED] = law.use_desired_state
+        options[OPT_MAX_LAG] = law.max_phase_lag
+        self.law_table = tables["law"]
+        self.law_table[LAW_KP] = law.kp
+        self.law_table[LAW_KD] = law.kd
+        self.law_table[LAW_LIMIT] = law.limits(model)[0]
+        self.law_table[LAW_KP_NOW] = self.law_table[LAW_KP]  # the gains as given until a bound applies
+        self.law_table[LAW_KD_NOW] = self.law_table[LAW_KD]
+        self.law_table[LAW_SCALE] = 1.0
+        self.feedback_scale = self.law_table[LAW_SCALE]  # per joint: the last cycle's scale s (kp s², kd s)
+        self._bounded = law.max_phase_lag > 0 and bool(np.any(self.law_table[LAW_KP : LAW_KD + 1]))
         self._wrench = wrench_arrays(model, law.wrenches)  # the law's constant wrenches
-        # the table the kernels read: the law with the feedback gains of this cycle (bounded by
-        # the loop's period and delay, rnea_ros.control.feedback_bound)
-        self._law_now = self._law.copy()
-        self._minv = np.zeros((n, n))  # M(q)⁻¹ of the bound, refreshed every REFRESH s
+        self.mass = tables["mass"]
+        self.minv = tables["minv"]  # M(q)⁻¹ of the bound, refreshed every REFRESH s
         self._minv_t = np.nan
-        self._rows = np.zeros((2, n))
-        self._phase_lag = float(law.max_phase_lag)
-        gains = self._law[k.LAW_KP : k.LAW_KD + 1]
-        self._bounded = self._phase_lag > 0 and bool(np.any(gains))
-        self.feedback_scale = np.ones(n)  # per joint: the last cycle's gain scale s (kp s², kd s)
-        self.table = np.zeros((k.OUT_ROWS, n))
+        self.work = tables["work"]
+        self.table = tables["out"]
         # friction compensation and its runaway guard (state kept between calls)
         self.friction = friction
         self.rules = law.friction_rules
-        self._coef = coefficient_table(friction, law.friction_rules)
+        self.coef = tables["coef"]
+        self.coef[:] = coefficient_table(friction, law.friction_rules)
         self._friction_on = "friction" in law.compensate and bool(
             np.any(friction.viscous) or np.any(friction.coulomb) or np.any(friction.static)
         )
+        options[OPT_FRICTION] = self._friction_on
         self.guard = RunawayGuard(n, law.guard_window)
         self.loop = LoopState(n)
         self._all_driven = np.ones(n, dtype=np.int64)
-        self._mass = np.zeros(n * n)
-        self._comp = np.asarray(Data(model).comp, dtype=float)
-        self._need = np.zeros(n)
-        self._mid = np.zeros((3, n))  # q, q̇ and q̈ over the last period
 
     def set_gravity(self, gravity: np.ndarray) -> None:
         """Gravity in the root frame (m/s², 3 values) for the next calls, in place of the law's:
@@ -164,7 +204,7 @@ class Efforts:
     @property
     def gravity(self) -> np.ndarray:
         """The gravity the calls use, root frame, m/s² (copy)."""
-        return self._gravity[:3].copy()
+        return self._gravity.copy()
 
     @property
     def period(self) -> float:
@@ -189,17 +229,17 @@ class Efforts:
     @property
     def total(self) -> np.ndarray:
         """The clamped command of the last call (view of `table`)."""
-        return self.table[k.OUT_TOTAL]
+        return self.table[OUT_TOTAL]
 
     @property
     def clamped(self) -> np.ndarray:
         """Where the last command was clamped (bool copy)."""
-        return self.table[k.OUT_CLAMPED] != 0.0
+        return self.table[OUT_CLAMPED] != 0.0
 
     def clamped_joints(self, names: Sequence[str], index: Sequence[int]) -> list[str]:
         """names[i] for every i whose joint (model index index[i]) the last command clamped; one
         row read as a list, cheaper per cycle than `clamped` and a numpy reduction."""
-        row = self.table[k.OUT_CLAMPED].tolist()
+        row = self.table[OUT_CLAMPED].tolist()
         if not any(row):
             return []
         return [name for name, j in zip(names, index, strict=True) if row[j]]
@@ -240,7 +280,7 @@ def compute_efforts(
         driven = efforts._all_driven
     elif driven.dtype != np.int64:
         driven = driven.astype(np.int64)
-    loop, guard, table = efforts.loop, efforts.guard, efforts.table
+    loop, guard = efforts.loop, efforts.guard
     dt, last_t = np.nan, loop.t
     if t is not None:
         dt = t - last_t
@@ -252,24 +292,26 @@ def compute_efforts(
     refresh = t is not None and bound and not abs(t - efforts._minv_t) < REFRESH  # also at first (NaN)
     # the guard integrates the period since the previous call if that call left its sample
     run_guard = friction_on and guard.enabled and 0.0 < dt <= 1.0 and loop.sample_t == last_t
-    lag = 0.5 * loop.period + loop.delay  # zero-order hold of one period, plus the delay
+    options = efforts.options
+    options[OPT_BOUND] = bound
+    options[OPT_REFRESH] = refresh
+    options[OPT_RUN_GUARD] = run_guard
+    options[OPT_PERIOD] = loop.period
+    options[OPT_DT] = dt
+    options[OPT_LAG] = 0.5 * loop.period + loop.delay  # zero-order hold of one period, plus the delay
     try:
-        status = k.cycle_kernel(
-            efforts._tree, q, qd, q_des, qd_des, qdd_des, efforts._gravity, efforts._switches, efforts._law,
-            efforts._law_now, wb, wd, efforts._ws, efforts._comp, efforts._mass, friction_on, efforts._coef,
-            driven, loop.period, bound, refresh, efforts._minv, lag, efforts._phase_lag,
-            efforts.feedback_scale, efforts._rows, run_guard, dt, loop.prev, efforts._mid, efforts._need,
-            guard.state, guard.clock, table,
-        )  # fmt: skip
+        status = cycle_kernel(
+            efforts.record, q, qd, q_des, qd_des, qdd_des, driven, wb, wd, guard.state, guard.clock, loop.prev
+        )
     except (ValueError, OverflowError):  # pure-Python fallback only: math.cos(inf) and the like
-        status = k.NOT_FINITE
+        status = NOT_FINITE
     except IndexError:  # pure-Python fallback only: wrongly sized input
-        status = k.BAD_SIZE
-    if t is not None and refresh and (status == k.OK or not friction_on or np.isfinite(efforts._mass).all()):
+        status = BAD_SIZE
+    if t is not None and refresh and (status == OK or not friction_on or np.isfinite(efforts.mass).all()):
         efforts._minv_t = t  # M⁻¹ was refreshed (or failed at this t): next refresh REFRESH s on
-    if status == k.BAD_SIZE:
+    if status == BAD_SIZE:
         raise RneaError(f"q, qd and the desired state must have {efforts.model.nv} values each")
-    if status != k.OK:
+    if status != OK:
         named = {"q": q, "qd": qd, "desired q": q_des, "desired qd": qd_des, "desired qdd": qdd_des}
         raise_not_finite(named)
     if friction_on:

@@ -26,7 +26,7 @@ refreshed every REFRESH s of state time (M changes with the pose, slowly next to
 
 Units: rad, s, N m/rad, N m s/rad, kg m² (or m, N/m, N s/m, kg). The kernels that compute
 the bound (`inverse_inertia_kernel`, `bound_gains_kernel`, BOUND_ITERATIONS) are in
-`rnea_ros.compiled.kernels`, where numba's disk cache watches them.
+`rnea_ros.compiled.kernels.gain_bound`.
 """
 
 from __future__ import annotations

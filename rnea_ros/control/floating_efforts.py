@@ -39,7 +39,8 @@ from rnea_ros.algorithms.contact_dynamics import (
     ContactSolution,
     contact_inverse_dynamics,
 )
-from rnea_ros.compiled import kernels as k
+from rnea_ros.compiled.kernels.cycle import OUT_CLAMPED, OUT_TOTAL
+from rnea_ros.compiled.kernels.friction_guard import SAMPLE_TOTAL
 from rnea_ros.control.effort_law import EffortLaw, Efforts, compute_efforts
 from rnea_ros.errors import RneaError
 from rnea_ros.model.robot_model import RobotModel
@@ -144,8 +145,8 @@ def compute_floating_efforts(
     table[1] = table[2] = table[4] = 0.0
     total = table[0] + table[1] + table[2] + table[3] + table[4] + table[5]
     limit = fe.limit
-    table[k.OUT_CLAMPED] = np.abs(total) > limit
-    table[k.OUT_TOTAL] = np.minimum(np.maximum(total, -limit), limit)
-    efforts.loop.prev[2] = table[k.OUT_TOTAL]  # the applied total of this sample
+    table[OUT_CLAMPED] = np.abs(total) > limit
+    table[OUT_TOTAL] = np.minimum(np.maximum(total, -limit), limit)
+    efforts.loop.prev[SAMPLE_TOTAL] = table[OUT_TOTAL]  # the applied total of this sample
     fe.solution, fe.q_full = solution, q_full
     return efforts

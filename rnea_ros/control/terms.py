@@ -2,7 +2,7 @@
 `rnea_ros.errors`, so that parameter code can name the terms without loading the law).
 
 TERMS: every term of the inverse_dynamics command, in the order of the node's ~/terms/<term>
-topics and of `compiled.kernels.effort_kernel`'s output rows. COMPENSABLE: the model terms a law
+topics and of `compiled.kernels.cycle.cycle_kernel`'s output rows. COMPENSABLE: the model terms a law
 may switch on or off (feedback is on whenever a gain is non-zero).
 """
 

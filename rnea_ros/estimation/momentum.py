@@ -9,8 +9,8 @@ body's spatial velocity, both in body i's frame, and S_i its joint's motion subs
 One pass root to tips (velocities, each body's momentum about its origin), one back (subtree
 sums): a few hundred flops for a 7-joint arm, no matrix formed. The Coriolis matrix itself is in
 `rnea_ros.algorithms.lagrangian`. The kernels (`momentum_kernel`, and `link_jacobian_kernel` for the tip
-wrench) live in `rnea_ros.compiled.kernels`, next to the layout they read (numba's cache follows
-that file); their typed entry points (MOMENTUM, ...) in `rnea_ros.compiled.entry_points`.
+wrench) are in `rnea_ros.compiled.kernels.momentum_observer`; their typed entry points (MOMENTUM,
+...) in `rnea_ros.compiled.entry_points`.
 """
 
 from __future__ import annotations
@@ -19,15 +19,16 @@ import numpy as np
 import numpy.typing as npt
 
 from rnea_ros.algorithms.dynamics import joint_vector
-from rnea_ros.compiled import kernels as k
 from rnea_ros.compiled.entry_points import MOMENTUM
+from rnea_ros.compiled.kernels.layout import OK
+from rnea_ros.compiled.kernels.momentum_observer import S_STRIDE
 from rnea_ros.errors import RneaError
 from rnea_ros.model.data import Data
 from rnea_ros.model.robot_model import RobotModel
 
 __all__ = ["S_STRIDE", "momentum_terms"]
 
-S_STRIDE = k.S_STRIDE
+S_STRIDE = S_STRIDE
 
 
 def momentum_terms(
@@ -49,6 +50,6 @@ def momentum_terms(
         scratch = np.empty(n * S_STRIDE)
     p, ctqd = (np.empty(n), np.empty(n)) if out is None else out
     ws = (model.default_data if data is None else data).ws
-    if MOMENTUM.call(model.kernel_tree(), q, qd, ws, scratch, p, ctqd) != k.OK:
+    if MOMENTUM.call(model.kernel_tree(), q, qd, ws, scratch, p, ctqd) != OK:
         raise RneaError("momentum_terms: q or qd contains NaN or Inf, or the result overflowed")
     return p, ctqd

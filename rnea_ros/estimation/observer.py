@@ -33,8 +33,23 @@ import numpy as np
 import numpy.typing as npt
 
 from rnea_ros.algorithms.dynamics import gravity_torques, jacobian
-from rnea_ros.compiled import kernels as k
 from rnea_ros.compiled.entry_points import DAMPED_WRENCH, LINK_JACOBIAN, OBSERVER_STEP
+from rnea_ros.compiled.kernels.layout import OK, packed_slices
+from rnea_ros.compiled.kernels.momentum_observer import (
+    OB_DT,
+    OB_FIRST,
+    OB_FRICTION,
+    OB_GRAVITY,
+    OB_SIZE,
+    OB_SMOOTHING,
+    OR_COULOMB,
+    OR_GAIN,
+    OR_RESIDUAL,
+    OR_ROWS,
+    OR_STATIC,
+    OR_STRIBECK,
+    OR_VISCOUS,
+)
 from rnea_ros.errors import RneaError
 from rnea_ros.estimation.momentum import S_STRIDE, momentum_terms
 from rnea_ros.friction.model import Friction, friction_torques
@@ -60,7 +75,7 @@ class MomentumObserver:
     """Streaming momentum observer: `update(t, q, qd, tau_measured)` once per sample returns the
     estimate r of τ_ext (n,), see the module docstring. The first sample only initialises (r = 0);
     a sample whose time does not advance is ignored (the last r is returned). One compiled step
-    per sample (`kernels.observer_step_kernel`): momentum, gravity, friction and the lag."""
+    per sample (`kernels.momentum_observer.observer_step_kernel`): momentum, gravity, friction and the lag."""
 
     def __init__(
         self,
@@ -73,16 +88,16 @@ class MomentumObserver:
     ) -> None:
         n = model.nv
         self.model = model
-        self._tree = model.kernel_tree()
-        self._data = model.create_data()
+        # the compiled step's tables: the model's packed record (the tree, this observer's gravity,
+        # its own workspace), the per-joint table (OR_*: friction, gain, state) and the options
+        self._record = model.kernel_record.copy()
+        self._gravity = self._record[packed_slices(model.njoints)[1]]
+        self._table = np.zeros((OR_ROWS, n))
         self._scratch = np.empty(n * S_STRIDE + 2 * n)
-        self._options = np.zeros(k.OB_SIZE)
-        self._friction = np.zeros(4 * n)
+        self._options = np.zeros(OB_SIZE)
         self.set_gain(gain)
         self.configure(friction, effort_includes_gravity, gravity)
-        self.residual = np.zeros(n)
-        self._p = np.zeros(n)
-        self._known = np.zeros(n)
+        self.residual = self._table[OR_RESIDUAL]
         self.reset()
 
     def reset(self) -> None:
@@ -93,6 +108,7 @@ class MomentumObserver:
     def set_gain(self, gain: npt.ArrayLike) -> None:
         """New K_O (one value or per joint), effective from the next sample; keeps the state."""
         self.gain = _gain(gain, self.model.nv)
+        self._table[OR_GAIN] = self.gain
 
     def configure(
         self, friction: Friction | None, effort_includes_gravity: bool, gravity: npt.ArrayLike = GRAVITY
@@ -106,16 +122,19 @@ class MomentumObserver:
         if g.shape != (3,) or not np.all(np.isfinite(g)):
             raise RneaError(f"gravity must be 3 finite values, got {gravity!r}")
         self.gravity = g
+        self._gravity[:] = g
         opts = self._options
-        opts[k.OB_GRAVITY] = 1.0 if self.effort_includes_gravity else 0.0
-        opts[k.OB_FRICTION] = 0.0 if friction is None else 1.0
+        opts[OB_GRAVITY] = 1.0 if self.effort_includes_gravity else 0.0
+        opts[OB_FRICTION] = 0.0 if friction is None else 1.0
         if friction is not None:
             if friction.viscous.size != n:
                 raise RneaError(f"friction has {friction.viscous.size} joints, the model {n}")
-            static = friction.coulomb if friction.static is None else friction.static
-            stribeck = np.broadcast_to(np.asarray(friction.stribeck_velocity, dtype=float), (n,))
-            self._friction[:] = np.concatenate([friction.viscous, friction.coulomb, static, stribeck])
-            opts[k.OB_SMOOTHING] = friction.smoothing_velocity
+            table = self._table
+            table[OR_VISCOUS] = friction.viscous
+            table[OR_COULOMB] = friction.coulomb
+            table[OR_STATIC] = friction.coulomb if friction.static is None else friction.static
+            table[OR_STRIBECK] = np.broadcast_to(np.asarray(friction.stribeck_velocity, dtype=float), (n,))
+            opts[OB_SMOOTHING] = friction.smoothing_velocity
 
     def update(self, t: float, q: np.ndarray, qd: np.ndarray, tau_measured: np.ndarray) -> np.ndarray:
         """r at time t (s) from the state and measured effort (model order); returns
@@ -123,20 +142,17 @@ class MomentumObserver:
         opts = self._options
         t = float(t)
         if self._t is None:
-            opts[k.OB_FIRST], opts[k.OB_DT] = 1.0, 0.0
+            opts[OB_FIRST], opts[OB_DT] = 1.0, 0.0
         else:
             dt = t - self._t
             if not dt > 0.0:
                 return self.residual
-            opts[k.OB_FIRST], opts[k.OB_DT] = 0.0, dt
+            opts[OB_FIRST], opts[OB_DT] = 0.0, dt
         q, qd, tau = (
             _vector(x, name, self.model.nv) for x, name in ((q, "q"), (qd, "qd"), (tau_measured, "tau"))
         )
-        status = OBSERVER_STEP.call(
-            self._tree, self.gravity, q, qd, tau, self._data.ws, self._scratch, self._friction,
-            self.gain, self._p, self._known, self.residual, opts,
-        )  # fmt: skip
-        if status != k.OK:
+        status = OBSERVER_STEP.call(self._record, q, qd, tau, self._table, self._scratch, opts)
+        if status != OK:
             self.reset()
             raise RneaError(
                 "observer: q, qd or tau_measured is NaN or Inf, or the result overflowed (restarted)"
@@ -227,7 +243,7 @@ class TipWrench:
         tau_ext = _vector(tau_ext, "tau_ext", n)
         LINK_JACOBIAN.call(self._tree, q, self._data.ws, self._point, self._pos, self._rot, self._jac)
         wrench = np.empty(6)
-        if DAMPED_WRENCH.call(self._jac, tau_ext, self._damping, self._a, wrench) != k.OK:
+        if DAMPED_WRENCH.call(self._jac, tau_ext, self._damping, self._a, wrench) != OK:
             jac = self._jac.reshape(6, -1)  # singular without damping: the smallest wrench
             wrench = -np.linalg.lstsq(jac.T, tau_ext, rcond=None)[0]
         return wrench, self._rot.reshape(3, 3) @ self._frame_rotation

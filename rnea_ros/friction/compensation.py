@@ -54,7 +54,19 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from rnea_ros.compiled import kernels as k
+from rnea_ros.compiled.kernels.friction_guard import (
+    FC_COULOMB,
+    FC_COULOMB_BOUND,
+    FC_DEADBAND,
+    FC_FF_SCALE,
+    FC_ROWS,
+    FC_SCALE,
+    FC_SMOOTHING,
+    FC_STATIC,
+    FC_STRIBECK,
+    FC_VISCOUS,
+    FC_VISCOUS_BOUND,
+)
 from rnea_ros.errors import RneaError
 from rnea_ros.friction.model import Friction
 
@@ -150,23 +162,23 @@ def feedback_friction(
 
 
 def coefficient_table(friction: Friction, rules: CompensationRules) -> np.ndarray:
-    """The (FC_ROWS, n) table the compiled compensation (`kernels.friction_kernel`) reads; the
+    """The (FC_ROWS, n) table the compiled compensation (`kernels.friction_guard.friction_kernel`) reads; the
     bound rows hold a_max and c_max per unit of M_ii / T."""
     n = friction.viscous.size
     g_v, k_c = gate_constants(rules.deadband, friction.smoothing_velocity)
     r = rules.margin_ratio
-    table = np.zeros((k.FC_ROWS, n))
-    table[k.FC_VISCOUS] = friction.viscous
-    table[k.FC_COULOMB] = friction.coulomb
-    table[k.FC_STATIC] = friction.static
-    table[k.FC_STRIBECK] = friction.stribeck_velocity
-    table[k.FC_SMOOTHING] = friction.smoothing_velocity
-    table[k.FC_SCALE] = rules.scale
-    table[k.FC_FF_SCALE] = rules.feedforward_scale
-    table[k.FC_DEADBAND] = rules.deadband
+    table = np.zeros((FC_ROWS, n))
+    table[FC_VISCOUS] = friction.viscous
+    table[FC_COULOMB] = friction.coulomb
+    table[FC_STATIC] = friction.static
+    table[FC_STRIBECK] = friction.stribeck_velocity
+    table[FC_SMOOTHING] = friction.smoothing_velocity
+    table[FC_SCALE] = rules.scale
+    table[FC_FF_SCALE] = rules.feedforward_scale
+    table[FC_DEADBAND] = rules.deadband
     if math.isfinite(r):
-        table[k.FC_VISCOUS_BOUND] = KAPPA * r / g_v
-        table[k.FC_COULOMB_BOUND] = KAPPA * r * k_c
+        table[FC_VISCOUS_BOUND] = KAPPA * r / g_v
+        table[FC_COULOMB_BOUND] = KAPPA * r * k_c
     return table
 
 

@@ -24,8 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from rnea_ros.compiled import kernels as k
-from rnea_ros.compiled.kernels import (  # the rows of the guard's state table
+from rnea_ros.compiled.kernels.friction_guard import (
     G_DISSIPATED,
     G_ERROR,
     G_INJECTED,
@@ -33,10 +32,14 @@ from rnea_ros.compiled.kernels import (  # the rows of the guard's state table
     G_ROWS,
     G_TRIPPED,
     G_WEIGHT,
+    GUARD_SPEED,
+    K_SIZE,
+    K_TRIPS,
+    K_WINDOW,
 )
 from rnea_ros.errors import RneaError
 
-SPEED = k.GUARD_SPEED  # rad/s (or m/s): velocity errors below this never trip the guard
+SPEED = GUARD_SPEED  # rad/s (or m/s): velocity errors below this never trip the guard
 
 
 class RunawayGuard:
@@ -48,7 +51,7 @@ class RunawayGuard:
         self.n = n
         self.window = float(window)
         self.state = np.zeros((G_ROWS, n))
-        self.clock = np.zeros(k.K_SIZE)
+        self.clock = np.zeros(K_SIZE)
         self.reset()
 
     def reset(self) -> None:
@@ -57,7 +60,7 @@ class RunawayGuard:
         self.state[G_WEIGHT] = 1.0
         self.state[G_PREVIOUS] = np.inf  # the first window has nothing to have grown from
         self.clock[:] = 0.0
-        self.clock[k.K_WINDOW] = self.window
+        self.clock[K_WINDOW] = self.window
 
     @property
     def enabled(self) -> bool:
@@ -76,7 +79,7 @@ class RunawayGuard:
     @property
     def trips(self) -> int:
         """Trips since the last reset."""
-        return int(self.clock[k.K_TRIPS])
+        return int(self.clock[K_TRIPS])
 
 
 __all__ = [

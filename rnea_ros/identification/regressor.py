@@ -33,7 +33,7 @@ import numpy.typing as npt
 
 from rnea_ros.algorithms.configuration import base_placement
 from rnea_ros.algorithms.dynamics import GRAVITY
-from rnea_ros.compiled.kernels import (
+from rnea_ros.compiled.kernels.layout import (
     B_ARMATURE,
     B_AXIS,
     B_INERTIA,

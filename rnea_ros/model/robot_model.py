@@ -19,7 +19,7 @@ import numpy as np
 import numpy.typing as npt
 
 from rnea_ros.compiled.jit import HAVE_NUMBA
-from rnea_ros.compiled.kernels import (
+from rnea_ros.compiled.kernels.layout import (
     B_ARMATURE,
     B_AXIS,
     B_INERTIA,
@@ -127,7 +127,7 @@ class RobotModel:
     root_joint: str = "fixed"  # "fixed", "floating" (free flyer) or "planar"
     root_nq: int = 0  # configuration coordinates of the root joint: 0, 7 or 4
     root_nv: int = 0  # velocity coordinates of the root joint: 0, 6 or 3
-    # the root record (see `kernels`): root joint kind and placement, base body inertia
+    # the root record (see `kernels.layout`): root joint kind and placement, base body inertia
     root_record: np.ndarray = field(default_factory=lambda: _root_record(ROOT_FIXED), repr=False)
     _bare_root: np.ndarray | None = field(default=None, repr=False)  # root_record without payload
 
@@ -191,7 +191,7 @@ class RobotModel:
     def default_data(self) -> Data:
         """The workspace functions use without `data=`: created on first use, one per model, shared
         by every caller of this model (threads: pass your own `create_data()`). The calls with the
-        default gravity use the model's packed record instead (see `kernels`)."""
+        default gravity use the model's packed record instead (see `kernels.layout`)."""
         return Data(self)
 
     @classmethod
@@ -285,7 +285,7 @@ class RobotModel:
         return self.root_record if self._bare_root is None else self._bare_root
 
     def kernel_tree(self) -> Any:
-        """The model as the kernels take it (the tree record, see `kernels`): a private C-contiguous
+        """The model as the kernels take it (the tree record, see `kernels.layout`): a private C-contiguous
         float64 array with numba (a view of the packed record), a plain list without. Built on
         first use. Never modify it."""
         return self._kernel_tree
@@ -293,7 +293,7 @@ class RobotModel:
     @cached_property
     def _kernel_tree(self) -> Any:
         if HAVE_NUMBA:
-            return self._packed[packed_slices(self.njoints)[0]]
+            return self.kernel_record[packed_slices(self.njoints)[0]]
         tree = self._tree_records()
         return [  # integers stay integers: they are indices in the kernels
             x
@@ -311,9 +311,10 @@ class RobotModel:
         return tree
 
     @cached_property
-    def _packed(self) -> np.ndarray:
-        """The packed record (see `kernels`): the tree, the default gravity, and the workspace of
-        `default_data`; one argument for the fast paths of `dynamics`."""
+    def kernel_record(self) -> np.ndarray:
+        """The packed record (see `kernels.layout`): the tree, the default gravity, and the
+        workspace of `default_data`; one argument for the fast paths of `dynamics`. Never modify
+        it."""
         n = self.njoints
         packed = np.zeros(packed_size(n))
         tree, gravity, _, _ = packed_slices(n)
@@ -323,10 +324,10 @@ class RobotModel:
         return packed
 
     @cached_property
-    def _floating_kernel(self) -> tuple[int, np.ndarray]:
+    def floating_args(self) -> tuple[int, np.ndarray]:
         """(nv, floating packed record: the tree, the default gravity, a workspace for n + 1
-        bodies and the root record, see `kernels`): what the floating-root fast paths of
-        `dynamics` pass, one array for the model."""
+        bodies and the root record, see `kernels.layout`): what the floating-root fast paths of
+        `dynamics` pass, one array for the model, read in one attribute access."""
         n = self.njoints
         packed = np.zeros(floating_packed_size(n))
         tree, gravity, _, _, root = floating_packed_slices(n)
@@ -337,9 +338,9 @@ class RobotModel:
         return self.nv, packed
 
     @cached_property
-    def _kernel_args(self) -> tuple[int, np.ndarray]:
-        """(njoints, packed record): what the fast paths of `dynamics` read in one attribute access."""
-        return self.njoints, self._packed
+    def kernel_args(self) -> tuple[int, np.ndarray]:
+        """(njoints, kernel_record): what the fast paths of `dynamics` read in one attribute access."""
+        return self.njoints, self.kernel_record
 
 
 def _add_inertia(
@@ -355,7 +356,7 @@ def _add_inertia(
 def _root_record(
     kind: int, rotation: np.ndarray | None = None, translation: np.ndarray | None = None
 ) -> np.ndarray:
-    """A root record (see `kernels`) with no base inertia yet."""
+    """A root record (see `kernels.layout`) with no base inertia yet."""
     rec = np.zeros(ROOT_STRIDE)
     rec[RT_KIND] = kind
     rec[RT_ROT : RT_ROT + 9] = (np.eye(3) if rotation is None else rotation).reshape(9)

@@ -73,7 +73,8 @@ def test_colcon_build_leaves_the_kernels_in_numba_cache_for_the_first_start(colc
     first start from the install loads every kernel, compiling none."""
     site = next((colcon_install / "lib").glob("python3*/site-packages"))
     cache = site / "rnea_ros" / "compiled" / "__pycache__"
-    assert list(cache.glob("kernels.*.nbi")), "no numba cache in the install"
+    assert list(cache.glob("pointer_kernels.*.nbi")), "no numba cache in the install"
+    assert list(cache.parent.glob("kernels/__pycache__/fixed_root.*.nbi")), "no numba cache in the install"
     code = (
         "from rnea_ros.compiled.cache import cache_is_cold, cache_location; "
         "from rnea_ros import compile_kernels; "
@@ -102,7 +103,7 @@ def test_pip_wheel_has_the_package_and_its_data(tmp_path: Path) -> None:
     (wheel,) = tmp_path.glob("rnea_ros-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
     assert "rnea_ros/nodes/inverse_dynamics/__main__.py" in names
-    assert "rnea_ros/compiled/kernels.py" in names
+    assert "rnea_ros/compiled/kernels/fixed_root.py" in names
     assert "rnea_ros/py.typed" in names, "type hints are not marked as shipped (PEP 561)"
     assert not any(n.startswith("test/") for n in names), "tests are packaged"
     data = {n.split(".data/data/", 1)[1] for n in names if ".data/data/" in n}

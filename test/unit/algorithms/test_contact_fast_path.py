@@ -1,5 +1,5 @@
 """The compiled path of contact_inverse_dynamics (contact_dynamics.solve_problem on a cached
-ContactProblem, kernels.floating_contact_kernel) against its references, over random states of
+ContactProblem, kernels.contact_terms.floating_contact_kernel) against its references, over random states of
 solo12 on four point feet and TALOS on two sole rectangles:
   - the kernel's M, h and contact Jacobians against Pinocchio's computeAllTerms and
     getFrameJacobian (LOCAL_WORLD_ALIGNED), to 1e-12 of their largest entry;
@@ -84,7 +84,7 @@ def kernel_terms(problem: ContactProblem, q: np.ndarray, v: np.ndarray) -> tuple
     mass, h, jac = np.empty((nv, nv)), np.empty(nv), np.empty((problem.jac_rows, nv))
     t = problem.t.copy()
     status = entry_points.FLOATING_CONTACT.call(
-        model._floating_kernel[1], q, v, G, problem.points, mass, h, jac, t
+        model.floating_args[1], q, v, G, problem.points, mass, h, jac, t
     )
     assert status == 0
     return mass, h, jac, t

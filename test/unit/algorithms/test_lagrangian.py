@@ -179,7 +179,7 @@ class GearedPin(Pin):
 
     def __init__(self, rel_path: str, gearing: Gearing) -> None:
         super().__init__(rel_path)
-        from rnea_ros.compiled import kernels as k
+        from rnea_ros.compiled.kernels.layout import B_AXIS, BODY_STRIDE
 
         n = self.model.nv
         self.aug = pin.buildModelFromUrdf(str(example_robots_dir() / rel_path))
@@ -188,7 +188,7 @@ class GearedPin(Pin):
             if gearing.ratio[j] == 0:
                 continue
             jid = self.pin.getJointId(name)
-            axis = self.model.body[j * k.BODY_STRIDE + k.B_AXIS : j * k.BODY_STRIDE + k.B_AXIS + 3]
+            axis = self.model.body[j * BODY_STRIDE + B_AXIS : j * BODY_STRIDE + B_AXIS + 3]
             zz = np.outer(axis, axis)
             inertia = gearing.rotor_inertia[j] * zz + gearing.rotor_transverse[j] * (np.eye(3) - zz)
             rid = self.aug.addJoint(

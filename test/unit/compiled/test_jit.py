@@ -232,3 +232,75 @@ def test_bad_arguments_on_the_fast_path_still_name_the_culprit() -> None:
         rnea(model, x, x, x, data=small)
     with pytest.raises(ValueError, match="data was made for a model with 6 joints"):
         mass_matrix(model, x, data=small)
+
+
+def test_the_stamp_is_the_contents_of_every_source_of_the_compiled_package(tmp_path) -> None:
+    """`source_digest`, the stamp of every cache entry: a copy of rnea_ros/compiled/ has the same
+    one; an edit of any source (a layout constant, a pointer wrapper, the C source) changes it; a
+    new mtime, a cache file or a rebuilt extension does not."""
+    import shutil
+    from pathlib import Path
+
+    from rnea_ros.compiled import jit
+
+    copy = tmp_path / "compiled"
+    shutil.copytree(jit.PACKAGE_DIR, copy)
+    first = jit.source_digest.__wrapped__(copy)
+    assert first == jit.source_digest.__wrapped__(jit.PACKAGE_DIR)
+    names = {path.relative_to(copy).as_posix() for path in jit.source_files(copy)}
+    assert {"jit.py", "pointer_kernels.py", "entry_points.py", "_pointer_call.c"} <= names
+    assert not any("__pycache__" in name or name.endswith(".so") for name in names)
+    for path in (copy / "pointer_kernels.py", copy / "_pointer_call.c"):
+        os.utime(path, (0, 0))
+    (copy / "__pycache__").mkdir(exist_ok=True)
+    (copy / "__pycache__" / "kernels.x-1.py311.nbi").write_bytes(b"index")
+    (copy / "_pointer_call.cpython-311-x86_64-linux-gnu.so").write_bytes(b"rebuilt")
+    assert jit.source_digest.__wrapped__(copy) == first
+    layout = next(p for p in jit.source_files(copy) if "\nB_POS = 9\n" in p.read_text())
+    for path, old, new in (
+        (layout, "\nB_POS = 9\n", "\nB_POS = 9 \n"),  # one byte more
+        (copy / "pointer_kernels.py", "    return ", "    return  "),
+        (copy / "_pointer_call.c", "#include", "#include "),
+    ):
+        text = path.read_text()
+        path.write_text(text.replace(old, new, 1))
+        assert jit.source_digest.__wrapped__(copy) != first, path.name
+        path.write_text(text)
+        assert jit.source_digest.__wrapped__(copy) == first
+    (copy / "kernels_more.py").write_text("")  # a new source file
+    assert jit.source_digest.__wrapped__(copy) != first
+    assert Path(jit.__file__).parent.resolve() == jit.PACKAGE_DIR
+
+
+@needs_numba
+def test_every_compiled_function_is_cached_with_the_package_stamp() -> None:
+    """Every numba function of the package, each pointer cfunc included, caches through
+    `jit.PackageCache` (one stamp); no source of the package asks numba for a cache of its own."""
+    import importlib
+    import inspect
+    from pathlib import Path
+
+    import numba
+
+    import rnea_ros
+    import rnea_ros.compiled.kernels
+    from rnea_ros.compiled import jit
+
+    compile_kernels()
+    kernels = Path(rnea_ros.compiled.kernels.__file__).parent
+    modules = [
+        importlib.import_module(f"rnea_ros.compiled.kernels.{path.stem}") for path in kernels.glob("*.py")
+    ]
+    members = [value for module in modules for _, value in inspect.getmembers(module)]
+    dispatchers = {id(d): d for d in members if isinstance(d, numba.core.dispatcher.Dispatcher)}.values()
+    assert len(dispatchers) >= 60
+    assert all(type(d._cache) is jit.PackageCache for d in dispatchers)
+    assert all(type(kernel.dispatcher._cache) is jit.PackageCache for kernel in compiled.KERNELS)
+    if pointer_kernels.AVAILABLE:
+        assert all(type(p.cfunc._cache) is jit.PackageCache for p in pointer_kernels.POINTER_KERNELS)
+    own = Path(jit.__file__).resolve()
+    for path in Path(rnea_ros.__file__).parent.rglob("*.py"):
+        text = path.read_text()
+        if path.resolve() != own:
+            for call in ("numba.njit(", "numba.jit(", "numba.cfunc(", "cache=True", "@cfunc", "@jit"):
+                assert call not in text, f"{path}: {call}"

@@ -7,9 +7,42 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rnea_ros.compiled import kernels as k
 from rnea_ros.compiled.entry_points import JOINT_TRANSFORMS
 from rnea_ros.compiled.jit import HAVE_NUMBA
+from rnea_ros.compiled.kernels.layout import (
+    B_ARMATURE,
+    B_AXIS,
+    B_INERTIA,
+    B_MASS,
+    B_MOMENT,
+    B_POS,
+    B_ROT,
+    BODY_STRIDE,
+    C_INERTIA,
+    C_MASS,
+    C_MOMENT,
+    COMP_STRIDE,
+    JTYPE,
+    PARENT,
+    PK_N,
+    REVOLUTE,
+    TREE_STRIDE,
+    W_ACC,
+    W_ALPHA,
+    W_FORCE,
+    W_MOMENT,
+    W_OMEGA,
+    W_POS,
+    W_ROT,
+    W_ROT_ROOT,
+    WR_FORCE,
+    WR_MOMENT,
+    WR_ORIGIN,
+    WRENCH_STRIDE,
+    WS_STRIDE,
+    packed_size,
+    packed_slices,
+)
 
 
 def _tiles(fields: list[tuple[int, int]], stride: int) -> bool:
@@ -23,25 +56,25 @@ def _tiles(fields: list[tuple[int, int]], stride: int) -> bool:
 
 
 def test_records_are_tiled_by_their_fields() -> None:
-    body = [(k.B_ROT, 9), (k.B_POS, 3), (k.B_AXIS, 3), (k.B_MASS, 1), (k.B_MOMENT, 3), (k.B_INERTIA, 6)]
-    assert _tiles([*body, (k.B_ARMATURE, 1)], k.BODY_STRIDE)
-    assert _tiles([(0, k.BODY_STRIDE), (k.PARENT, 1), (k.JTYPE, 1)], k.TREE_STRIDE)
-    ws = [(k.W_ROT, 9), (k.W_POS, 3), (k.W_OMEGA, 3), (k.W_ALPHA, 3), (k.W_ACC, 3)]
-    assert _tiles([*ws, (k.W_FORCE, 3), (k.W_MOMENT, 3), (k.W_ROT_ROOT, 9)], k.WS_STRIDE)
-    comp = [(k.C_MASS, 1), (k.C_MOMENT, 3), (k.C_INERTIA, 6)]
-    assert _tiles(comp, k.COMP_STRIDE)
+    body = [(B_ROT, 9), (B_POS, 3), (B_AXIS, 3), (B_MASS, 1), (B_MOMENT, 3), (B_INERTIA, 6)]
+    assert _tiles([*body, (B_ARMATURE, 1)], BODY_STRIDE)
+    assert _tiles([(0, BODY_STRIDE), (PARENT, 1), (JTYPE, 1)], TREE_STRIDE)
+    ws = [(W_ROT, 9), (W_POS, 3), (W_OMEGA, 3), (W_ALPHA, 3), (W_ACC, 3)]
+    assert _tiles([*ws, (W_FORCE, 3), (W_MOMENT, 3), (W_ROT_ROOT, 9)], WS_STRIDE)
+    comp = [(C_MASS, 1), (C_MOMENT, 3), (C_INERTIA, 6)]
+    assert _tiles(comp, COMP_STRIDE)
     # the composite record is the body record's mass, first moment, inertia: copied as a block
-    assert (k.C_MOMENT - k.C_MASS, k.C_INERTIA - k.C_MASS) == (k.B_MOMENT - k.B_MASS, k.B_INERTIA - k.B_MASS)
-    assert _tiles([(k.WR_ORIGIN, 3), (k.WR_FORCE, 3), (k.WR_MOMENT, 3), (9, 3)], k.WRENCH_STRIDE)
+    assert (C_MOMENT - C_MASS, C_INERTIA - C_MASS) == (B_MOMENT - B_MASS, B_INERTIA - B_MASS)
+    assert _tiles([(WR_ORIGIN, 3), (WR_FORCE, 3), (WR_MOMENT, 3), (9, 3)], WRENCH_STRIDE)
 
 
 @pytest.mark.parametrize("n", [0, 1, 9, 32])
 def test_packed_record_is_tiled_by_its_slices(n: int) -> None:
-    slices = k.packed_slices(n)
-    fields = [(k.PK_N, 1)] + [(s.start, s.stop - s.start) for s in slices]
-    assert _tiles(fields, k.packed_size(n))
+    slices = packed_slices(n)
+    fields = [(PK_N, 1)] + [(s.start, s.stop - s.start) for s in slices]
+    assert _tiles(fields, packed_size(n))
     sizes = [s.stop - s.start for s in slices]
-    assert sizes == [n * k.TREE_STRIDE, 3, n * k.WS_STRIDE, n * k.COMP_STRIDE]
+    assert sizes == [n * TREE_STRIDE, 3, n * WS_STRIDE, n * COMP_STRIDE]
 
 
 def _rodrigues(axis: np.ndarray, angle: float) -> np.ndarray:
@@ -64,26 +97,26 @@ def test_joint_rotations_match_rodrigues_for_principal_and_tilted_axes() -> None
     rng = np.random.default_rng(17)
     axes = [np.array(a) / np.linalg.norm(a) for a in AXES]
     n = len(axes) * 4
-    tree = np.zeros((n, k.TREE_STRIDE))
+    tree = np.zeros((n, TREE_STRIDE))
     placements, angles = [], rng.uniform(-4.0, 4.0, n)
     for i in range(n):
         rot, axis = _random_rotation(rng), axes[i % len(axes)]
         placements.append(rot)
-        tree[i, k.B_ROT : k.B_ROT + 9] = rot.reshape(9)
-        tree[i, k.B_POS : k.B_POS + 3] = rng.normal(size=3)
-        tree[i, k.B_AXIS : k.B_AXIS + 3] = axis
-        tree[i, k.PARENT] = i - 1
-        tree[i, k.JTYPE] = k.REVOLUTE
+        tree[i, B_ROT : B_ROT + 9] = rot.reshape(9)
+        tree[i, B_POS : B_POS + 3] = rng.normal(size=3)
+        tree[i, B_AXIS : B_AXIS + 3] = axis
+        tree[i, PARENT] = i - 1
+        tree[i, JTYPE] = REVOLUTE
     flat = tree.reshape(-1)
-    ws = np.zeros(n * k.WS_STRIDE)
+    ws = np.zeros(n * WS_STRIDE)
     if HAVE_NUMBA:
         JOINT_TRANSFORMS.call(flat, angles, ws)
     else:
-        ws = [0.0] * (n * k.WS_STRIDE)
+        ws = [0.0] * (n * WS_STRIDE)
         JOINT_TRANSFORMS.call(flat.tolist(), angles.tolist(), ws)
-    rec = np.asarray(ws).reshape(n, k.WS_STRIDE)
+    rec = np.asarray(ws).reshape(n, WS_STRIDE)
     for i in range(n):
         expected = placements[i] @ _rodrigues(axes[i % len(axes)], angles[i])
-        got = rec[i, k.W_ROT : k.W_ROT + 9].reshape(3, 3)
+        got = rec[i, W_ROT : W_ROT + 9].reshape(3, 3)
         assert np.max(np.abs(got - expected)) < 1e-14, AXES[i % len(AXES)]
-        np.testing.assert_array_equal(rec[i, k.W_POS : k.W_POS + 3], tree[i, k.B_POS : k.B_POS + 3])
+        np.testing.assert_array_equal(rec[i, W_POS : W_POS + 3], tree[i, B_POS : B_POS + 3])

@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 from pinref import PinRef
 
-from rnea_ros.compiled import kernels as k
 from rnea_ros.compiled import pointer_kernels as pk
 from rnea_ros.compiled.jit import HAVE_NUMBA
+from rnea_ros.compiled.kernels.layout import BAD_SIZE, OK, WRENCH_STRIDE
 
 pytestmark = pytest.mark.skipif(not HAVE_NUMBA, reason="numba disabled (RNEA_ROS_NO_NUMBA)")
 REF = PinRef("ur5")
@@ -32,9 +32,9 @@ def test_the_extension_is_built_and_used() -> None:
     # `make` set-up builds it (setup.py); without it every call takes the numba entry points
     assert pk.AVAILABLE, "rnea_ros.compiled._pointer_call is not built: run `make` set-up (needs gcc)"
     q, qd, qdd = _state(0)
-    _, packed = REF.model._kernel_args
+    _, packed = REF.model.kernel_args
     tau = np.full(N, 7.0)
-    assert pk.RNEA_PACKED.call(packed, q, qd, qdd, tau) == k.OK
+    assert pk.RNEA_PACKED.call(packed, q, qd, qdd, tau) == OK
     np.testing.assert_allclose(tau, REF.rnea(q, qd, qdd), rtol=1e-12, atol=1e-9)
     for kernel in pk.POINTER_KERNELS:  # every one compiles (a failure would leave the entry points)
         kernel.compile()
@@ -45,7 +45,7 @@ def test_only_the_vectors_a_kernel_is_compiled_for_reach_it() -> None:
     """Anything else answers None and nothing is written: the caller's checked path converts it
     or names it."""
     q, qd, qdd = _state(1)
-    _, packed = REF.model._kernel_args
+    _, packed = REF.model.kernel_args
     frozen_q = q.copy()
     frozen_q.flags.writeable = False
     wide = np.zeros(2 * N)
@@ -69,22 +69,27 @@ def test_only_the_vectors_a_kernel_is_compiled_for_reach_it() -> None:
     read_only.flags.writeable = False
     assert pk.RNEA_PACKED.call(packed, q, qd, qdd, read_only) is None  # the result must be writeable
     tau = np.empty(N)
-    assert pk.RNEA_PACKED.call(packed, frozen_q, qd, qdd, tau) == k.OK  # read-only inputs are fine
+    assert pk.RNEA_PACKED.call(packed, frozen_q, qd, qdd, tau) == OK  # read-only inputs are fine
     np.testing.assert_allclose(tau, REF.rnea(q, qd, qdd), rtol=1e-12, atol=1e-9)
     # sizes are the kernel's to check: its status, nothing written beyond the vectors
-    assert pk.RNEA_PACKED.call(packed, q[:-1], qd, qdd, tau) == k.BAD_SIZE
+    assert pk.RNEA_PACKED.call(packed, q[:-1], qd, qdd, tau) == BAD_SIZE
     # an int64 position takes int64 only
     wrench_body = np.zeros(1, dtype=np.int64)
-    wrench_data = np.zeros(k.WRENCH_STRIDE)
+    wrench_data = np.zeros(WRENCH_STRIDE)
     args = (packed, q, qd, qdd)
     assert pk.RNEA_PACKED_WRENCH.call(*args, wrench_body.astype(float), wrench_data, tau) is None
-    with pytest.raises(TypeError, match="1 to 8 vectors"):
+    # exactly the kernel's vectors, no fewer (it would read past them), no more
+    with pytest.raises(TypeError, match="5 vectors, got 0"):
         pk.RNEA_PACKED.call()
+    with pytest.raises(TypeError, match="5 vectors, got 4"):
+        pk.RNEA_PACKED.call(packed, q, qd, tau)
+    with pytest.raises(TypeError, match="5 vectors, got 6"):
+        pk.RNEA_PACKED.call(packed, q, qd, qdd, qdd, tau)
 
 
 def test_given_its_length_the_kernel_returns_a_new_result_or_none() -> None:
     q, qd, qdd = _state(2)
-    _, packed = REF.model._kernel_args
+    _, packed = REF.model.kernel_args
     first = pk.RNEA_PACKED.call(packed, q, qd, qdd, N)
     second = pk.RNEA_PACKED.call(packed, q, qd, qdd, N)
     assert isinstance(first, np.ndarray) and first.dtype == np.float64 and first.shape == (N,)
@@ -156,3 +161,26 @@ def test_without_the_extension_every_form_gives_bitwise_the_same_numbers() -> No
     with_pointer, without = run("0"), run("1")
     assert with_pointer.pop("available") is True and without.pop("available") is False
     assert with_pointer == without
+
+
+def test_a_tuple_of_numbers_is_a_vector_but_never_the_result() -> None:
+    """A tuple of at most 6 floats or ints goes to the kernel as the vector of its numbers (the
+    gravity of the one-state calls, with no Data to hold it): the same result as the array;
+    a tuple of anything else, a longer one, one in an int64 position or as the result: None."""
+    q, qd, qdd = _state(4)
+    _, packed = REF.model.kernel_args
+    gravity = (0.5, -1.25, -9.5)
+    want = np.empty(N)
+    assert pk.RNEA_PACKED_GRAVITY.call(packed, q, qd, qdd, np.array(gravity), want) == OK
+    for given in (gravity, (0.5, -1.25, -9.5)):
+        got = pk.RNEA_PACKED_GRAVITY.call(packed, q, qd, qdd, given, N)
+        np.testing.assert_array_equal(got, want)
+    g = pk.GRAVITY_PACKED_GRAVITY.call(packed, q, (0, 0, -10), N)  # ints
+    np.testing.assert_allclose(g, REF.nle(q, 0 * q, gravity=(0.0, 0.0, -10.0)), rtol=1e-12, atol=1e-9)
+    assert pk.RNEA_PACKED_GRAVITY.call(packed, q, qd, qdd, (0.0, 0.0), N) is None  # BAD_SIZE from the kernel
+    for bad in ((0.0, "x", 1.0), (0.0, None, 1.0), (0.0,) * 7, [0.0, 0.0, -9.81], (0.0, 0.0, 10**400)):
+        assert pk.RNEA_PACKED_GRAVITY.call(packed, q, qd, qdd, bad, N) is None, bad
+    assert pk.GRAVITY_PACKED.call(packed, tuple(q), np.empty(N)) == OK  # q as a tuple too (6 numbers)
+    assert pk.GRAVITY_PACKED.call(packed, q, (0.0,) * N) is None  # never the result
+    wrench_data = np.zeros(WRENCH_STRIDE)
+    assert pk.RNEA_PACKED_WRENCH.call(packed, q, qd, qdd, (0,), wrench_data, N) is None  # int64 position

@@ -9,7 +9,10 @@ import pytest
 from robot_files import urdf_text
 
 from rnea_ros.algorithms.dynamics import GRAVITY, wrench_arrays
-from rnea_ros.compiled import kernels as k
+from rnea_ros.compiled.kernels.cycle import OPT_SIZE, OPT_TERMS, OUT_ROWS, model_terms
+from rnea_ros.compiled.kernels.fixed_root import gravity_kernel, rnea_kernel, rnea_wrench_kernel
+from rnea_ros.compiled.kernels.layout import OK, WS_STRIDE
+from rnea_ros.compiled.kernels.passes import joint_transforms
 from rnea_ros.control.effort_law import EffortLaw, Efforts, compute_efforts
 from rnea_ros.control.terms import COMPENSABLE, TERMS, compensable_terms
 from rnea_ros.errors import RneaError
@@ -44,8 +47,7 @@ def test_limits_scale_the_models_or_the_laws_own() -> None:
 
 
 @pytest.mark.parametrize("name", ["panda", "ur5"])
-@pytest.mark.parametrize("desired", [False, True])
-def test_one_pass_terms_equal_the_per_term_kernels_bitwise(name: str, desired: bool) -> None:
+def test_one_pass_terms_equal_the_per_term_kernels_bitwise(name: str) -> None:
     """model_terms after one joint_transforms gives exactly what gravity_kernel, rnea_kernel and
     rnea_wrench_kernel give, each with its own transforms."""
     model = RobotModel.from_urdf(urdf_text(name))
@@ -53,21 +55,22 @@ def test_one_pass_terms_equal_the_per_term_kernels_bitwise(name: str, desired: b
     rng = np.random.default_rng(3)
     link = {"panda": "panda_hand", "ur5": "tool0"}[name]
     wb, wd = wrench_arrays(model, {link: rng.normal(size=6)})
-    gravity = np.array([*GRAVITY, 0.0, 0.0, 0.0])
+    gravity = np.array(GRAVITY)
+    options = np.zeros(OPT_SIZE)
+    options[OPT_TERMS : OPT_TERMS + 5] = 1.0  # every term
     for _ in range(5):
         q, qd, qdd = rng.normal(size=(3, n))
-        ws = np.zeros(n * k.WS_STRIDE)
-        out = np.zeros((k.OUT_ROWS, n))
-        switches = np.array([1, 1, 1, 1, 1, int(desired)], dtype=np.int64)
-        k.joint_transforms(tree, q, ws)
-        k.model_terms(tree, qd, qdd, gravity, switches, wb, wd, ws, out)
+        ws = np.zeros(n * WS_STRIDE)
+        out = np.zeros((OUT_ROWS, n))
+        joint_transforms(tree, q, ws)
+        model_terms(tree, qd, qdd, gravity, options, wb, wd, ws, out)
         ref = np.zeros((5, n))
-        ws2 = np.zeros(n * k.WS_STRIDE)
+        ws2 = np.zeros(n * WS_STRIDE)
         zero, none3 = np.zeros(n), np.zeros(3)
-        assert k.gravity_kernel(tree, q, gravity[:3].copy(), ws2, ref[0]) == k.OK
-        assert k.rnea_kernel(tree, q, qd, zero, none3, ws2, ref[1]) == k.OK
-        assert k.rnea_kernel(tree, q, zero, qdd, none3, ws2, ref[2]) == k.OK
-        assert k.rnea_wrench_kernel(tree, q, zero, zero, none3, wb, wd, ws2, ref[4]) == k.OK
+        assert gravity_kernel(tree, q, gravity.copy(), ws2, ref[0]) == OK
+        assert rnea_kernel(tree, q, qd, zero, none3, ws2, ref[1]) == OK
+        assert rnea_kernel(tree, q, zero, qdd, none3, ws2, ref[2]) == OK
+        assert rnea_wrench_kernel(tree, q, zero, zero, none3, wb, wd, ws2, ref[4]) == OK
         for row in (0, 1, 2, 4):
             assert np.array_equal(out[row], ref[row]), (row, out[row] - ref[row])
 

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from rnea_ros import Friction, RobotModel
-from rnea_ros.compiled.kernels import WS_STRIDE, guard_step_kernel
+from rnea_ros.compiled.kernels.friction_guard import MID_NEED, MID_ROWS, SAMPLE_ROWS, guard_step_kernel
+from rnea_ros.compiled.kernels.layout import packed_slices
 from rnea_ros.control.effort_law import EffortLaw
 from rnea_ros.friction.compensation import CompensationRules
 from rnea_ros.friction.runaway_guard import G_DISSIPATED, G_INJECTED, SPEED, RunawayGuard
@@ -35,20 +36,17 @@ def feed(guard: RunawayGuard, m: float, v: np.ndarray, friction: np.ndarray, app
     period k → k+1 the applied effort and its friction term; the model computes what the motion
     needs, which must be m Δv/dt."""
     model = one_joint(m)
-    tree, ws = model.kernel_tree(), np.zeros(model.nv * WS_STRIDE)
+    record = model.kernel_record.copy()  # the tree, a workspace, and no gravity:
+    record[packed_slices(model.nv)[1]] = 0.0
     mass, zero, drive = np.array([m]), np.zeros(1), np.zeros(1, dtype=np.int64)
-    mid, need, prev = np.zeros((3, 1)), np.zeros(1), np.zeros((4, 1))
+    mid, prev = np.zeros((MID_ROWS, 1)), np.zeros((SAMPLE_ROWS, 1))
     q = np.concatenate([[0.3], 0.3 + np.cumsum(0.5 * (v[1:] + v[:-1]) * dt)])
     trips = []
     for k in range(len(v) - 1):
-        prev[:, 0] = q[k], v[k], applied[k], friction[k]
-        trips.append(
-            guard_step_kernel(
-                tree, np.zeros(3), ws, prev, q[k + 1 : k + 2], v[k + 1 : k + 2], zero, drive, dt, mid, need,
-                mass, guard.state, guard.clock,
-            )  # fmt: skip
-        )
-        assert need[0] == pytest.approx(m * (v[k + 1] - v[k]) / dt, rel=1e-9, abs=1e-12)
+        prev[:, 0] = q[k], v[k], applied[k], friction[k]  # SAMPLE_Q, SAMPLE_QD, SAMPLE_TOTAL, SAMPLE_FRICTION
+        args = record, q[k + 1 : k + 2], v[k + 1 : k + 2], zero, drive, dt, mid, mass
+        trips.append(guard_step_kernel(*args, guard.state, guard.clock, prev))
+        assert mid[MID_NEED, 0] == pytest.approx(m * (v[k + 1] - v[k]) / dt, rel=1e-9, abs=1e-12)
     return np.array(trips)
 
 
