@@ -53,14 +53,21 @@ else
 	$(PY) -m pip install --quiet -r $(VENV)/requirements-base.txt -r $(DISTRO_REQUIREMENTS)
 	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e .
 endif
-	$(PY) -m rnea_ros.compiled.cache  # numba's kernel cache, so that no first start compiles
 	touch $(STAMP)
+
+# numba's kernel cache, so that no first start compiles; again after any edit of rnea_ros/compiled/
+# (its one cache stamp is a digest of those sources: rnea_ros/compiled/jit.py)
+COMPILED_SOURCES := $(shell find rnea_ros/compiled -name '*.py' -o -name '*.pyi' -o -name '*.c')
+KERNEL_CACHE := $(VENV)/.kernel-cache
+$(KERNEL_CACHE): $(STAMP) $(COMPILED_SOURCES)
+	$(PY) -m rnea_ros.compiled.cache
+	touch $@
 
 $(VENV)/.ros2-control: $(STAMP) $(wildcard $(ROS2_CONTROL)/*.tar.xz) $(wildcard $(ROS2_CONTROL)/install.sh)
 	"$(ROS2_CONTROL)/install.sh" $(PY)
 	touch $@
 
-demo: $(STAMP) $(ROS2_CONTROL_STAMP)
+demo: $(KERNEL_CACHE) $(ROS2_CONTROL_STAMP)
 	$(PY) -m rnea_ros.demo $(DEMO_ARGS)
 
 # pytest-xdist workers of `make test`, `make test-unit` and `make test-ros` (each with a
@@ -76,19 +83,19 @@ REALTIME_TESTS := test/system/test_demo.py test/ros/inverse_dynamics/test_node.p
 # every test: test/unit, test/ros (real rclpy processes) and test/system (closed-loop demos,
 # colcon and pip builds); the folders mirror the package (test/conftest.py). The real-time tests
 # run after the others, alone, so that no parallel test delays their wall clock.
-test: $(STAMP) $(ROS2_CONTROL_STAMP) lint
+test: $(KERNEL_CACHE) $(ROS2_CONTROL_STAMP) lint
 	$(PYTEST) -q $(XDIST) --durations=25 -m "not realtime" test
 	$(PYTEST) -q --durations=10 -m realtime $(REALTIME_TESTS)
 
 # the unit tests only: no ROS processes (test/unit, pytest mark unit)
-test-unit: $(STAMP)
+test-unit: $(KERNEL_CACHE)
 	$(PYTEST) -q $(XDIST) test/unit
 
 # the ROS-facing tests (real rclpy processes), e.g. on another distribution's wheels:
 # `make test-ros ROS_DISTRO=kilted`; ROS_TESTS narrows them (pytest arguments: a folder
 # test/ros/<node>, a file, -k ...)
 ROS_TESTS ?= test/ros
-test-ros: $(STAMP) $(ROS2_CONTROL_STAMP)
+test-ros: $(KERNEL_CACHE) $(ROS2_CONTROL_STAMP)
 	$(PYTEST) -q $(XDIST) $(ROS_TESTS)
 
 # what CI runs on ROS 2 Kilted besides `make test` on Jazzy (the README says why this subset)
@@ -100,7 +107,7 @@ lint: $(STAMP)
 	$(PY) -m mypy
 	$(VENV)/bin/lint-imports  # layers, no cycles, no ROS in the core (setup.cfg [importlinter])
 
-bench: $(STAMP) $(ROS2_CONTROL_STAMP)
+bench: $(KERNEL_CACHE) $(ROS2_CONTROL_STAMP)
 	$(PY) bench/bench_kernels.py
 	$(PY) bench/bench_latency.py
 	$(PY) bench/bench_start.py
@@ -118,7 +125,7 @@ bench: $(STAMP) $(ROS2_CONTROL_STAMP)
 	$(PY) bench/demo_real_time.py
 
 # The long stateful fuzz of the running node (make test runs 30 sequences of 20 steps).
-soak-sequences: $(STAMP)
+soak-sequences: $(KERNEL_CACHE)
 	RNEA_FUZZ_SEQUENCES=300 RNEA_FUZZ_STEPS=30 RNEA_FUZZ_RANDOM=1 $(PY) -m pytest -q -s -p no:cacheprovider \
 		test/ros/inverse_dynamics/test_fuzz_node_sequences.py
 
