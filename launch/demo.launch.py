@@ -121,12 +121,14 @@ def launch_demo(context, *args, **kwargs):
 
 def controllers(stack, params: dict[str, dict]) -> list:
     """ros2_control_node with the demo's controller parameters and the spawner, in the stack's
-    environment (none without a stack)."""
+    environment (none without a stack); both end with the launch, however it ends
+    (rnea_ros.ros.with_parent)."""
     if stack is None:
         return []
     import tempfile
     from pathlib import Path
 
+    from rnea_ros.ros.with_parent import command
     from rnea_ros.sim.processes import SPAWN_TIMEOUT
     from rnea_ros.sim.ros2_control import BROADCASTER, CONTROLLER_MANAGER, FORWARD
     from rnea_ros.sim.scenario import write_parameters
@@ -137,14 +139,14 @@ def controllers(stack, params: dict[str, dict]) -> list:
     )
     env = stack.env()
     manager = ExecuteProcess(
-        cmd=[str(stack.node), "--ros-args", "--params-file", str(path)],
+        cmd=command([str(stack.node), "--ros-args", "--params-file", str(path)]),
         name="ros2_control_node",
         output="screen",
         env=env,
     )
     timeout = ["--controller-manager-timeout", f"{SPAWN_TIMEOUT:g}"]
     spawner = ExecuteProcess(
-        cmd=stack.spawner(BROADCASTER, FORWARD, "-c", f"/{CONTROLLER_MANAGER}", *timeout),
+        cmd=command(stack.spawner(BROADCASTER, FORWARD, "-c", f"/{CONTROLLER_MANAGER}", *timeout)),
         name="spawner",
         output="screen",
         env=env,

@@ -38,9 +38,13 @@ import pytest
 
 HERE = Path(__file__).resolve().parent
 SUPPORT = HERE / "support"
-for folder in [SUPPORT, *sorted({p.parent for p in HERE.glob("*/**/test_*.py")})]:
+TEST_FILES = sorted(HERE.glob("*/**/test_*.py"))
+for folder in [SUPPORT, *sorted({p.parent for p in TEST_FILES})]:
     if str(folder) not in sys.path:
         sys.path.insert(0, str(folder))
+_SHARED_NAMES = sorted({p.name for p in TEST_FILES if sum(q.name == p.name for q in TEST_FILES) > 1})
+if _SHARED_NAMES:  # one would import as the other: refuse the whole run, not one module later
+    raise pytest.UsageError(f"test file names must be unique across test/: {_SHARED_NAMES}")
 
 from domains import domain  # noqa: E402
 

@@ -17,7 +17,8 @@ from rnea_ros.compiled.jit import HAVE_NUMBA, cache_is_fresh, cache_path
 
 
 def cache_location() -> str:
-    """The directory where numba caches the kernels of this installation ("" without numba)."""
+    """The directory where numba caches the RNEA kernel of this installation ("" without numba);
+    each kernel's entries sit in the __pycache__ beside its file under rnea_ros/compiled/."""
     if not HAVE_NUMBA:
         return ""
     return cache_path(RNEA.dispatcher.py_func)

@@ -100,7 +100,7 @@ def _plant_groups(
     """Per plant joint ("" : fixed to the base) the bodies it moves, their mass and com (plant base frame)."""
     m = arm.model
     d = mujoco.MjData(m)
-    d.qpos[:] = arm._qpos(q)
+    d.qpos[:] = arm.qpos_of(q)
     mujoco.mj_kinematics(m, d)
     mujoco.mj_comPos(m, d)
     base = m.body(base_body).id

@@ -222,7 +222,7 @@ class MujocoArm:
         out[self._real] = self._sign_r * x[self._dof_r]
         return out
 
-    def _qpos(self, q: np.ndarray) -> np.ndarray:
+    def qpos_of(self, q: np.ndarray) -> np.ndarray:
         """Model positions of joint_names-order positions (joints the plant lacks dropped)."""
         out = self.data.qpos.copy()
         out[self._dof_r] = self._sign_r * np.asarray(q, dtype=float)[self._real] + self._offset_r
@@ -296,7 +296,7 @@ class MujocoArm:
         if not np.all(np.isfinite(q)):
             raise ValueError("initial positions must be finite")
         self._fixed_q = np.where(self._dof >= 0, 0.0, q)
-        self.data.qpos[:] = self._qpos(q)
+        self.data.qpos[:] = self.qpos_of(q)
         self.hold_target = self.data.qpos[self._held_dof].copy()
         self.applied[:] = 0.0
         mujoco.mj_forward(self.model, self.data)
@@ -341,7 +341,7 @@ class MujocoArm:
         j = self._dof[self.indices([joint])[0]]
         if j < 0:
             raise ValueError(f"joint '{joint}' is not simulated (the plant has no such joint)")
-        qpos = self.data.qpos.copy() if q is None else self._qpos(q)
+        qpos = self.data.qpos.copy() if q is None else self.qpos_of(q)
         saved_loss, saved_damping = m.dof_frictionloss.copy(), m.dof_damping.copy()
         m.dof_frictionloss[:] = self.coulomb
         m.dof_damping[:] = 0.0
@@ -368,7 +368,7 @@ class MujocoArm:
         """MuJoCo's c(q, q̇) + g(q) (qfrc_bias) at a state, joint_names order; leaves the
         simulation state untouched."""
         d = mujoco.MjData(self.model)
-        d.qpos[:], d.qvel[:] = self._qpos(q), self._to_model(qd)
+        d.qpos[:], d.qvel[:] = self.qpos_of(q), self._to_model(qd)
         mujoco.mj_forward(self.model, d)
         return self._from_model(d.qfrc_bias)
 
@@ -380,7 +380,7 @@ class MujocoArm:
         m.opt.disableflags = saved | mujoco.mjtDisableBit.mjDSBL_CONSTRAINT
         try:
             d = mujoco.MjData(m)
-            d.qpos[:], d.qvel[:], d.qacc[:] = self._qpos(q), self._to_model(qd), self._to_model(qdd)
+            d.qpos[:], d.qvel[:], d.qacc[:] = self.qpos_of(q), self._to_model(qd), self._to_model(qdd)
             mujoco.mj_inverse(m, d)
             return self._from_model(d.qfrc_inverse + d.qfrc_passive)
         finally:
@@ -389,7 +389,7 @@ class MujocoArm:
     def mass_matrix(self, q: np.ndarray) -> np.ndarray:
         """MuJoCo's joint-space inertia matrix M(q), kg m² (or kg), joint_names order."""
         d = mujoco.MjData(self.model)
-        d.qpos[:] = self._qpos(q)
+        d.qpos[:] = self.qpos_of(q)
         mujoco.mj_forward(self.model, d)
         full = np.zeros((self.model.nv, self.model.nv))
         mujoco.mj_fullM(self.model, d, full)

@@ -61,7 +61,8 @@ def test_identified_model_tracks_a_robot_unlike_its_urdf(tmp_path) -> None:
     out = out / "mismatch"
     tool = yaml.safe_load((out / "payload.yaml").read_text())["inverse_dynamics"]["ros__parameters"]
     assert tool["joints"] == plant.joints and tool["payload"]["link"] == "panda_hand"
-    np.testing.assert_allclose(tool["armature"], run_a["armature"])  # run A's, carried over
+    armature = [tool["armature"][j] for j in plant.joints]  # armature.<joint>, one parameter per joint
+    np.testing.assert_allclose(armature, run_a["armature"])  # run A's, carried over
     corrected = RobotModel.from_urdf((out / "identified.urdf").read_text())
     assert corrected.nv == 9  # fingers kept; only inertials and dynamics changed
     assert done.returncode == (1 if result["failed"] else 0)

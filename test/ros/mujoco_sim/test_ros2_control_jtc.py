@@ -13,7 +13,6 @@ last command to B's first effort; after B's last point, its effort. Skips withou
 
 from __future__ import annotations
 
-import tempfile
 import time
 from pathlib import Path
 
@@ -140,10 +139,11 @@ class Run:
 
 
 @pytest.fixture(scope="module")
-def recorded():
+def recorded(tmp_path_factory):
     """A, then B 1 s into it; every step of the run and the trajectories as JTC took them."""
-    rclpy.init()
-    folder = Path(tempfile.mkdtemp(prefix="rnea_jtc_semantics_"))
+    if not rclpy.ok():  # the worker's other ROS tests share the default context
+        rclpy.init()
+    folder = tmp_path_factory.mktemp("jtc_semantics")
     run = Run(folder)
     try:
         run.spin_until(lambda: run.to_jtc.get_subscription_count() > 0 and run.now > 0, "JTC to listen")
@@ -164,7 +164,6 @@ def recorded():
         steps = run.steps(folder / "steps.npz")
     finally:
         run.close()
-        rclpy.try_shutdown()
     index = [[str(n) for n in steps["names"]].index(j) for j in ARM]
     return {
         "t": steps["stamp_ns"] * 1e-9,
