@@ -371,31 +371,55 @@ def gaps(t: np.ndarray, cutoff: float | None) -> dict:
 def pooled(result: Identification, rms: np.ndarray) -> float:
     """RMS over the fitted joints' held-out samples (every joint has as many): √(mean of rms²)."""
     fit = [j in result.fit_joints for j in result.joint_names] if result.fit_joints else [True] * len(rms)
-    return float(np.sqrt(np.mean(np.asarray(rms)[fit] ** 2)))
+    values = np.asarray(rms, dtype=float)[fit]
+    top = float(np.max(values, initial=0.0))
+    return top * float(np.sqrt(np.mean((values / top) ** 2))) if top > 0 and np.isfinite(top) else top
+
+
+COLUMN = 12  # characters of a number column: any float as .4g is at most 11 ("-1.234e-308"), then a space
+NO_MOVING = "no moving sample"
+
+
+def _number(x: float) -> str:
+    return f"{x:>{COLUMN}.4g}"
+
+
+def _columns(before: float, after: float) -> str:
+    """URDF, identified and their ratio, three columns."""
+    if before > 0:
+        with np.errstate(over="ignore"):
+            ratio = _number(float(np.float64(after) / np.float64(before)))
+    else:
+        ratio = f"{'n/a':>{COLUMN}}"
+    return _number(before) + _number(after) + ratio
 
 
 def table(result: Identification) -> str:
-    """Per-joint validation RMS before and after, as text."""
+    """Per-joint validation RMS before and after, as text: fixed-width columns that hold any value
+    (the name column as wide as the longest name); a joint with no moving held-out sample says so."""
+    name_width = max(22, *(len(name) + 2 for name in result.joint_names))
+    section = 3 * COLUMN
+    header = f"{'URDF':>{COLUMN}}{'identified':>{COLUMN}}{'ratio':>{COLUMN}}"
     lines = [
-        f"{'':<22}{'held-out torque RMS, N m (N)':^32} | {'moving samples only':^32}",
-        f"{'joint':<22}" + f"{'URDF':>12}{'identified':>12}{'ratio':>8} | " * 2,
+        f"{'':<{name_width}}{'held-out torque RMS, N m (N)':^{section}} | {'moving samples only':^{section}}",
+        f"{'joint':<{name_width}}{header} | {header}",
     ]
-    lines[1] = lines[1][:-3]
-    lines.append("-" * len(lines[1]))
-
-    def ratio(a: float, b: float) -> float:
-        return b / a if a > 0 else float("nan")
-
+    rule = "-" * len(lines[1])
+    lines.append(rule)
+    counts = result.validation_moving_samples
     for j, name in enumerate(result.joint_names):
-        a, b = result.rms_model[j], result.rms_identified[j]
-        c, d = result.rms_model_moving[j], result.rms_identified_moving[j]
-        line = f"{name:<22}{a:>12.4g}{b:>12.4g}{ratio(a, b):>8.3f} | {c:>12.4g}{d:>12.4g}{ratio(c, d):>8.3f}"
         if result.fit_joints and name not in result.fit_joints:
-            line = f"{name:<22}{'(effort not fitted, not scored)':^32} |"
-        lines.append(line)
-    lines.append("-" * len(lines[1]))
+            lines.append(f"{name:<{name_width}}{'(effort not fitted, not scored)':<{section}} |")
+            continue
+        every = _columns(result.rms_model[j], result.rms_identified[j])
+        if len(counts) and counts[j] == 0:
+            moving = f"{NO_MOVING:^{section}}"
+        else:
+            moving = _columns(result.rms_model_moving[j], result.rms_identified_moving[j])
+        lines.append(f"{name:<{name_width}}{every} | {moving}")
+    lines.append(rule)
     a, b = pooled(result, result.rms_model), pooled(result, result.rms_identified)
-    lines.append(f"{'pooled, fitted joints':<22}{a:>12.4g}{b:>12.4g}{ratio(a, b):>8.3f} |")
+    lines.append(f"{'pooled, fitted joints':<{name_width}}{_columns(a, b)} |")
     lines.append("moving samples: the joint faster than --min-speed (the rows that are fitted)")
     lines.append(
         f"base regressor: rank {result.rank} of {result.free} free parameters, "
@@ -413,7 +437,7 @@ def table(result: Identification) -> str:
     bad = [c.link for c in result.consistency if not c.ok]
     lines.append("physically consistent bodies: " + ("all" if not bad else f"all but {', '.join(bad)}"))
     lines.extend(f"note: {note}" for note in result.notes)
-    return "\n".join(lines)
+    return "\n".join(line.rstrip() for line in lines)
 
 
 def plot(path: Path, model: RobotModel, result: Identification, valid: Samples) -> None:

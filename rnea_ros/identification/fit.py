@@ -499,6 +499,8 @@ class Identification:
     unexcited: list[str] = field(default_factory=list)
     still_joints: tuple[str, ...] = ()  # joints never faster than min_speed in the training part
     fit_joints: tuple[str, ...] = ()  # the joints whose efforts were fitted (and are scored)
+    # per joint, the validation rows with |q̇_j| ≥ min_speed (those rms_*_moving are over)
+    validation_moving_samples: tuple[int, ...] = ()
 
     def to_dict(self) -> dict:
         """Plain values for JSON."""
@@ -531,6 +533,7 @@ class Identification:
             "consistency": [c.to_dict() for c in self.consistency],
             "train_samples": self.train_samples,
             "validation_samples": self.validation_samples,
+            "validation_moving_samples": list(self.validation_moving_samples),
             "notes": list(self.notes),
         }
 
@@ -937,6 +940,7 @@ def identify(
         unexcited=unexcited,
         still_joints=still,
         fit_joints=tuple(j for j in names if j in fitted),
+        validation_moving_samples=tuple(int(x) for x in moving),
     )
 
 
