@@ -61,7 +61,9 @@ def test_only_the_bench_imports_it() -> None:
 
 def test_make_bench_installs_it_and_the_test_set_up_does_not() -> None:
     bench = dry_run("bench")
-    install = [i for i, line in enumerate(bench) if "pip install" in line and "requirements-bench.txt" in line]
+    install = [
+        i for i, line in enumerate(bench) if "pip install" in line and "requirements-bench.txt" in line
+    ]
     tiago = [i for i, line in enumerate(bench) if "bench/identify_tiago.py" in line]
     assert len(install) == 1 and tiago and install[0] < tiago[0], "\n".join(bench)
     for target in ("test", "demo"):

@@ -10,8 +10,9 @@ import numpy as np
 import pytest
 
 from rnea_ros import Friction, RobotModel, friction_torques, rnea
-from rnea_ros.identification.cli import table
-from rnea_ros.identification.fit import Samples, identify
+from rnea_ros.identification.fit import FitOptions, identify
+from rnea_ros.identification.report import table
+from rnea_ros.identification.signals import Samples
 from rnea_ros.model.example_robots import example_urdf_path
 
 NO_MOVING = "no moving sample"
@@ -58,7 +59,7 @@ def test_every_value_keeps_its_column(pendulum: RobotModel) -> None:
     """Values of any size (the reported 5.304e-09 1.435e-05 ratio 2706.146 ran together), a
     joint name longer than the name column's default, and huge and tiny ratios."""
     samples = still_at_the_end(pendulum, still_from=1.0)
-    result = identify(pendulum, samples, ("friction",), min_speed=0.05)
+    result = identify(pendulum, samples, ("friction",), FitOptions(min_speed=0.05))
     names = ("panda_joint3", "a_joint_name_longer_than_twenty_two_characters")
     every = {names[0]: (5.304e-09, 1.435e-05), names[1]: (1.5e300, 2.5e-300)}
     moving = {names[0]: (123456.789, 0.000123), names[1]: (1e-300, 1e300)}
@@ -91,7 +92,7 @@ def test_a_joint_without_moving_held_out_samples_says_so(pendulum: RobotModel) -
     every-sample columns keep their numbers; the count of moving held-out samples per joint is the
     samples' own."""
     samples = still_at_the_end(pendulum, still_from=0.6)
-    result = identify(pendulum, samples, ("friction",), split=0.7, min_speed=0.05)
+    result = identify(pendulum, samples, ("friction",), FitOptions(split=0.7, min_speed=0.05))
     valid = samples.part(slice(result.train_samples, len(samples)))
     expected = (np.abs(valid.qd) >= 0.05).sum(axis=0)
     assert expected[-1] == 0 and expected[0] > 0.5 * len(valid)
