@@ -41,16 +41,12 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from rnea_ros.errors import RneaError
+from rnea_ros.errors import ImuLinkError, RneaError
 from rnea_ros.model.robot_model import RobotModel
 
 STANDARD_GRAVITY = 9.81  # m/s², |g| of the orientation source unless given
 SOURCES = ("orientation", "specific_force")
 MAX_GAP = 1.0  # s: samples further apart (either way) restart the filter and ω's difference
-
-
-class ImuLinkError(RneaError):
-    """An IMU frame that is not a link fixed to the root; the message names the link."""
 
 
 @dataclass(frozen=True)
@@ -208,7 +204,6 @@ __all__ = [
     "SOURCES",
     "STANDARD_GRAVITY",
     "BaseGravity",
-    "ImuLinkError",
     "ImuMount",
     "gravity_from_orientation",
     "gravity_from_specific_force",

@@ -1,4 +1,5 @@
-"""Contact-consistent inverse dynamics (rnea_ros.algorithms.contact_dynamics) against Pinocchio.
+"""The contact forces on matrices (rnea_ros.algorithms.contact_qp.solve_contact_forces) against
+Pinocchio.
 
 Free-flyer models of example-robot-data built by Pinocchio (solo12 standing on 4 point feet,
 TALOS half-sitting on 2 sole rectangles): M = crba, h = nonLinearEffects, contact rows from
@@ -17,16 +18,10 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from rnea_ros import RobotModel
-from rnea_ros.algorithms.contact_dynamics import (
-    Contact,
-    ContactError,
-    ContactStatus,
-    contact_inverse_dynamics,
-    solve_contact_forces,
-)
-from rnea_ros.errors import RneaError
-from rnea_ros.model.example_robots import example_robots_dir, example_urdf_path
+from rnea_ros.algorithms.contact_qp import solve_contact_forces
+from rnea_ros.algorithms.contacts import Contact, ContactStatus
+from rnea_ros.errors import ContactError, RneaError
+from rnea_ros.model.example_robots import example_robots_dir
 
 SOLO_FEET = ("FL_FOOT", "FR_FOOT", "HL_FOOT", "HR_FOOT")
 TALOS_SOLES = ("left_sole_link", "right_sole_link")
@@ -347,32 +342,6 @@ def test_point_mass_pyramid_facets(facets: int, ok: bool) -> None:
 # --- errors -------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    ("kwargs", "words"),
-    [
-        ({"mu": 0.0}, "mu must be > 0"),
-        ({"mu": -0.5}, "mu must be > 0"),
-        ({"kind": "line"}, "kind must be one of"),
-        ({"normal": (0.0, 0.0, 0.0)}, "normal must not be zero"),
-        ({"normal": (0.0, float("nan"), 1.0)}, "normal must be 3 finite"),
-        ({"tangent": (0.0, 0.0, 2.0)}, "tangent must not be along the normal"),
-        ({"half_extents": (0.1, 0.05)}, "half_extents apply to '6d'"),
-        ({"min_normal_force": -1.0}, "min_normal_force"),
-        ({"facets": 2}, "facets"),
-    ],
-)
-def test_contact_errors_name_the_link(kwargs: dict, words: str) -> None:
-    with pytest.raises(ContactError, match=f"contact 'LF_FOOT': {words}") as info:
-        Contact("LF_FOOT", **kwargs)
-    assert info.value.link == "LF_FOOT"
-    assert isinstance(info.value, RneaError)
-
-
-def test_sole_errors() -> None:
-    with pytest.raises(ContactError, match="contact 'sole': half_extents must be two sizes > 0"):
-        Contact("sole", "6d", half_extents=(0.1, 0.0))
-
-
 def test_problem_errors() -> None:
     mm, h, a, contact, jac, _ = point_mass(0.0, facets=4)
     with pytest.raises(ContactError, match="contact 'foot': point contact: jacobian must have shape"):
@@ -401,15 +370,3 @@ def test_no_contact_in_free_fall_and_on_the_ground() -> None:
     resting = solve_contact_forces(mm, h, np.zeros(4), [], [], n_base=3)
     assert resting.status is ContactStatus.INFEASIBLE
     assert resting.base_residual == pytest.approx([0.0, 0.0, 2.0 * 9.81])
-
-
-# --- the RobotModel wrapper ----------------------------------------------------------------------
-
-
-def test_wrapper_refuses_a_fixed_root() -> None:
-    """The wrapper needs a floating or planar root (RobotModel.root_joint); a fixed-base arm has
-    no unactuated rows, so its contact forces are not determined."""
-    model = RobotModel.from_urdf(example_urdf_path("panda").read_text())
-    q = np.zeros(model.nv)
-    with pytest.raises(RneaError, match="floating or planar root joint, the model's is 'fixed'"):
-        contact_inverse_dynamics(model, q, q, q, [Contact("panda_link7", "point")])
