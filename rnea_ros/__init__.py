@@ -1,8 +1,19 @@
-"""rnea_ros: real-time inverse dynamics (Recursive Newton-Euler) for ROS 2 robot arms.
+"""rnea_ros: real-time inverse dynamics (Recursive Newton-Euler) for ROS 2 robots.
 
-The core (this package minus `rnea_ros.node` and `rnea_ros.sim`) has no ROS imports. Importing
-it or building a model compiles nothing: `compile_kernels()` compiles every kernel up front (a
-control process calls it at start-up), else each kernel compiles on its first use.
+What `from rnea_ros import …` offers, one rule: the math on one model at one state. That is
+the model (`RobotModel` and the types of `rnea_ros.model.robot_model`, its workspace `Data`),
+every name that a module of `rnea_ros.algorithms` lists in its `__all__` (RNEA and its relatives,
+the configuration of a moving root, task space, constraints, Lagrangian terms, contact-consistent
+inverse dynamics, geared drives), the friction model (`Friction`, `friction_torques`), every
+error of `rnea_ros.errors` and `compile_kernels`. What runs over time or on recordings, the
+packages above the algorithms (`rnea_ros.estimation`: the momentum observer; `rnea_ros.control`:
+the effort law; `rnea_ros.trajectory`; `rnea_ros.identification`), is imported from its module,
+and so is the ROS side (`rnea_ros.ros`, `rnea_ros.nodes`, `rnea_ros.sim`, `rnea_ros.tools`).
+test/unit/test_package.py holds the package to this rule.
+
+The core (everything below `rnea_ros.ros`) has no ROS imports. Importing it or building a model
+compiles nothing: `compile_kernels()` compiles every kernel up front (a control process calls
+it at start-up), else each kernel compiles on its first use.
 """
 
 from rnea_ros.algorithms.configuration import base_placement, difference, integrate, neutral
@@ -14,19 +25,38 @@ from rnea_ros.algorithms.constrained import (
     constraint_projection,
     link_constraint,
 )
+from rnea_ros.algorithms.contact_dynamics import contact_inverse_dynamics
+from rnea_ros.algorithms.contact_qp import solve_contact_forces
+from rnea_ros.algorithms.contacts import CONTACT_KINDS, Contact, ContactSolution, ContactStatus
 from rnea_ros.algorithms.dynamics import (
-    GRAVITY,
+    Wrenches,
     forward_dynamics,
     gravity_torques,
     jacobian,
     link_pose,
     mass_matrix,
     nonlinear_effects,
+    raise_not_finite,
     rnea,
+    wrench_arrays,
+)
+from rnea_ros.algorithms.gearing import (
+    EFFORT_UNITS,
+    Gearing,
+    armature_model,
+    effort_unit_factors,
+    geared_inverse_dynamics,
+)
+from rnea_ros.algorithms.lagrangian import (
+    Rotors,
+    christoffel,
+    coriolis_matrix,
+    mass_matrix_derivative,
+    mass_matrix_partials,
 )
 from rnea_ros.algorithms.task_space import (
+    DEFAULT_RCOND,
     Ellipsoid,
-    IllConditionedError,
     TaskSpaceInertia,
     acceleration_ellipsoid,
     apparent_mass,
@@ -38,37 +68,72 @@ from rnea_ros.algorithms.task_space import (
     tip_apparent_mass,
 )
 from rnea_ros.compiled.entry_points import Compilation, compile_kernels
-from rnea_ros.errors import RneaError, UnknownJointError, UnknownLinkError, URDFError
+from rnea_ros.errors import (
+    BadInputError,
+    ContactError,
+    IllConditionedError,
+    ImuLinkError,
+    ParameterError,
+    RneaError,
+    TrajectoryInPastError,
+    UnknownJointError,
+    UnknownLinkError,
+    URDFError,
+)
 from rnea_ros.friction.model import Friction, friction_torques
 from rnea_ros.model.data import Data
-from rnea_ros.model.robot_model import RobotModel
+from rnea_ros.model.robot_model import GRAVITY, ROOT_JOINTS, LinkFrame, Mimic, Payload, RobotModel
 
 __all__ = [
+    "CONTACT_KINDS",
+    "DEFAULT_RCOND",
+    "EFFORT_UNITS",
     "GRAVITY",
+    "ROOT_JOINTS",
+    "BadInputError",
     "Compilation",
     "ConstrainedEfforts",
+    "Contact",
+    "ContactError",
+    "ContactSolution",
+    "ContactStatus",
     "Data",
     "Ellipsoid",
     "Friction",
+    "Gearing",
     "IllConditionedError",
+    "ImuLinkError",
+    "LinkFrame",
+    "Mimic",
+    "ParameterError",
+    "Payload",
     "RneaError",
     "RobotModel",
+    "Rotors",
     "TaskSpaceInertia",
+    "TrajectoryInPastError",
     "URDFError",
     "UnknownJointError",
     "UnknownLinkError",
+    "Wrenches",
     "acceleration_ellipsoid",
     "apparent_mass",
+    "armature_model",
     "base_placement",
+    "christoffel",
     "compile_kernels",
     "constrained_forward_dynamics",
     "constrained_inverse_dynamics",
     "constraint_multipliers",
     "constraint_projection",
+    "contact_inverse_dynamics",
+    "coriolis_matrix",
     "difference",
+    "effort_unit_factors",
     "force_ellipsoid",
     "forward_dynamics",
     "friction_torques",
+    "geared_inverse_dynamics",
     "gravity_torques",
     "integrate",
     "jacobian",
@@ -76,11 +141,16 @@ __all__ = [
     "link_constraint",
     "link_pose",
     "mass_matrix",
+    "mass_matrix_derivative",
+    "mass_matrix_partials",
     "neutral",
     "nonlinear_effects",
+    "raise_not_finite",
     "rnea",
+    "solve_contact_forces",
     "task_space_bias",
     "task_space_inertia",
     "task_space_inertia_inverse",
     "tip_apparent_mass",
+    "wrench_arrays",
 ]
