@@ -107,7 +107,13 @@ lint: $(STAMP)
 	$(PY) -m mypy
 	$(VENV)/bin/lint-imports  # layers, no cycles, no ROS in the core (setup.cfg [importlinter])
 
-bench: $(KERNEL_CACHE) $(ROS2_CONTROL_STAMP)
+# what only the benchmarks need (a peer tool they run beside rnea_ros), on top of the set-up
+BENCH_STAMP := $(VENV)/.bench-installed
+$(BENCH_STAMP): $(STAMP) requirements-bench.txt
+	$(PY) -m pip install --quiet -r requirements-bench.txt
+	touch $(BENCH_STAMP)
+
+bench: $(BENCH_STAMP) $(KERNEL_CACHE) $(ROS2_CONTROL_STAMP)
 	$(PY) bench/bench_kernels.py
 	$(PY) bench/bench_latency.py
 	$(PY) bench/bench_start.py

@@ -1,4 +1,4 @@
-"""The contact-force QP of rnea_ros.algorithms.contact_dynamics on four solvers: quadprog (the one
+"""The contact-force QP of rnea_ros.algorithms.contact_qp on four solvers: quadprog (the one
 the package uses), daqp, proxsuite (ProxQP dense) and OSQP. Problems from Pinocchio free-flyer
 models: solo12 standing on 4 point feet (12 variables, 6 equalities, 20 inequalities) and TALOS
 on 2 sole rectangles (32 corner-force variables, 6 equalities, 34 inequalities), at rest and in
@@ -21,13 +21,8 @@ from collections.abc import Callable
 import numpy as np
 import pinocchio as pin
 
-from rnea_ros.algorithms.contact_dynamics import (
-    Contact,
-    ContactQP,
-    contact_qp,
-    solve_contact_forces,
-    solve_qp,
-)
+from rnea_ros.algorithms.contact_qp import ContactQP, contact_qp, solve_contact_forces, solve_qp
+from rnea_ros.algorithms.contacts import Contact
 from rnea_ros.model.example_robots import example_robots_dir
 
 NUMBER, REPEAT = 200, 7

@@ -1,8 +1,8 @@
 """FIGAROH's identification pipeline on the TIAGo recording (../shared/real-data/tiago/), on given
 training rows, predicting given held-out rows.
 
-FIGAROH (`pip install figaroh`, pinned in requirements-dev.txt) runs as its TIAGo example does:
-a `BaseIdentification` subclass that loads the CSV columns and converts the drive efforts with
+FIGAROH (pinned in requirements-bench.txt, which `make bench` installs) runs as its TIAGo example
+does: a `BaseIdentification` subclass that loads the CSV columns and converts the drive efforts with
 the per-joint reduction ratio x motor constant (the torso: + 9.81 x its subtree mass), its
 unified configuration (written here): torso and arm_1-arm_7 active, friction, actuator inertia
 and joint offsets in the model, `torque_fit_joints` arm_1-arm_4, velocities and accelerations from

@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from identify_mismatch import TIP, excitation, plant_of, samples_of, simulate, validation_rms  # noqa: E402
 
 from rnea_ros import RobotModel  # noqa: E402
-from rnea_ros.identification.fit import identify  # noqa: E402
+from rnea_ros.identification.fit import FitOptions, identify  # noqa: E402
 from rnea_ros.identification.regressor import standard_parameters  # noqa: E402
 from rnea_ros.model.example_robots import example_urdf_path  # noqa: E402
 
@@ -64,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
     n = model.nv
 
     clock = time.perf_counter()
-    ours = identify(model, samples, ("inertial", "friction"), split=0.7, min_speed=0.05)
+    ours = identify(model, samples, ("inertial", "friction"), FitOptions(split=0.7, min_speed=0.05))
     ours_s = time.perf_counter() - clock
 
     clock = time.perf_counter()

@@ -31,8 +31,10 @@ import numpy as np
 
 from rnea_ros import Friction, RobotModel, friction_torques, rnea
 from rnea_ros.identification.excitation import MultiSine, design
-from rnea_ros.identification.fit import Identification, Samples, identify, predict, prepare
+from rnea_ros.identification.fit import FitOptions, Identification, identify
+from rnea_ros.identification.prediction import predict
 from rnea_ros.identification.regressor import standard_parameters
+from rnea_ros.identification.signals import Samples, prepare
 from rnea_ros.model.example_robots import example_urdf_path
 from rnea_ros.sim.mujoco_arm import MujocoArm
 from rnea_ros.sim.plant import PAYLOAD_COM, PAYLOAD_MASS, Plant, make_plant
@@ -158,15 +160,14 @@ def main(argv: list[str] | None = None) -> int:
     samples_a = samples_of(run_a, rng, *opts)
     sim_seconds = time.perf_counter() - clock
     res_a: Identification = identify(
-        model, samples_a, ("inertial", "friction"), split=0.7, min_speed=args.min_speed
+        model, samples_a, ("inertial", "friction"), FitOptions(split=0.7, min_speed=args.min_speed)
     )
     # run B: the same robot with the payload → payload, run A's model held
     plant_b = plant_of(urdf, args.seed, payload=True)
     run_b = simulate(plant_b, model, excitation(model, args.seed + 1, args.duration), tc)
     samples_b = samples_of(run_b, rng, *opts)
-    res_b = identify(
-        res_a.model, samples_b, ("payload",), payload_link=TIP, split=0.7, min_speed=args.min_speed
-    )
+    payload_options = FitOptions(payload_link=TIP, split=0.7, min_speed=args.min_speed)
+    res_b = identify(res_a.model, samples_b, ("payload",), payload_options)
     total = time.perf_counter() - clock
 
     valid_b = samples_b.part(slice(res_b.train_samples, len(samples_b)))

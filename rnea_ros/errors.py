@@ -37,6 +37,25 @@ class TrajectoryInPastError(RneaError):
     """A trajectory that ends before it is received (joint_trajectory_controller rejects it too)."""
 
 
+class ContactError(RneaError):
+    """A contact that cannot enter the contact-force problem (`rnea_ros.algorithms.contacts`);
+    `link` names it, the message says why."""
+
+    def __init__(self, link: str, reason: str) -> None:
+        super().__init__(f"contact '{link}': {reason}")
+        self.link = link
+        self.reason = reason
+
+
+class ImuLinkError(RneaError):
+    """An IMU frame that is not a link fixed to the root; the message names the link."""
+
+
+class BadInputError(RneaError):
+    """Input a command-line tool cannot use (`rnea_ros_identify`: an unreadable bag or URDF, a
+    missing topic or joint, too few samples); the tool prints the message as one line and exits 2."""
+
+
 class IllConditionedError(RneaError):
     """Λ = (S J M⁻¹ Jᵀ Sᵀ)⁻¹ asked for where Λ⁻¹ is (nearly) singular: a singular configuration,
     or task coordinates the joints cannot move. `condition` is μ_max / μ_min of Λ⁻¹ (inf when

@@ -9,7 +9,7 @@ at G_j q̇_j rad/s per m/s). Its angular velocity in the world is the parent lin
 about the axis, so it adds G_j² I_rotor to M_jj (the armature), G_j I_rotor (z_k · z_j) to M_kj for
 every joint k before j (the coupling scales with G, not G²), its transverse and axial inertia to
 the joints before j, and gyroscopic velocity-product terms. The armature-only model
-(`armature_model`) keeps just G_j² I_rotor on the diagonal; `inverse_dynamics` is the full form.
+(`armature_model`) keeps just G_j² I_rotor on the diagonal; `geared_inverse_dynamics` is the full form.
 
 Ideal gearbox: τ_motor = τ_joint / G, current = τ_motor / K_t, where τ_joint is the full-form
 effort at the joint (it includes what accelerates the rotor). Joints with G = 0 have no rotor
@@ -29,7 +29,7 @@ from rnea_ros.algorithms.lagrangian import christoffel, mass_matrix_partials
 from rnea_ros.errors import RneaError
 from rnea_ros.model.robot_model import GRAVITY, RobotModel
 
-__all__ = ["EFFORT_UNITS", "Gearing", "armature_model", "effort_unit_factors", "inverse_dynamics"]
+__all__ = ["EFFORT_UNITS", "Gearing", "armature_model", "effort_unit_factors", "geared_inverse_dynamics"]
 
 EFFORT_UNITS = ("joint_torque", "motor_torque", "current")  # what a drive is commanded in
 
@@ -128,7 +128,7 @@ def armature_model(model: RobotModel, gearing: Gearing) -> RobotModel:
     return model.with_armature(model.armature + gearing.armature)
 
 
-def inverse_dynamics(
+def geared_inverse_dynamics(
     model: RobotModel,
     gearing: Gearing,
     q: npt.ArrayLike,

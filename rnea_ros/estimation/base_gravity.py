@@ -51,7 +51,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from rnea_ros.errors import RneaError
+from rnea_ros.errors import ImuLinkError, RneaError
 from rnea_ros.model.robot_model import RobotModel
 
 STANDARD_GRAVITY = 9.81  # m/s², |g| of the orientation source unless given
@@ -60,10 +60,6 @@ MAX_GAP = 1.0  # s: samples further apart (either way) restart the filter and ω
 MAX_SPECIFIC_FORCE = 16.0 * STANDARD_GRAVITY  # m/s²: |f| and |g_eff| of a plausible sample
 MAX_ANGULAR_VELOCITY = math.radians(2000.0)  # rad/s: |ω| of a plausible sample
 QUATERNION_TOLERANCE = 1e-3  # |‖q‖ − 1| of a plausible orientation
-
-
-class ImuLinkError(RneaError):
-    """An IMU frame that is not a link fixed to the root; the message names the link."""
 
 
 @dataclass(frozen=True)
@@ -254,7 +250,6 @@ __all__ = [
     "SOURCES",
     "STANDARD_GRAVITY",
     "BaseGravity",
-    "ImuLinkError",
     "ImuMount",
     "gravity_from_orientation",
     "gravity_from_specific_force",

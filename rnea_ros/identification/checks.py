@@ -23,7 +23,9 @@ from collections.abc import Sequence
 import numpy as np
 
 from rnea_ros.algorithms.dynamics import gravity_torques
-from rnea_ros.identification.fit import Identification, Samples, predict
+from rnea_ros.identification.fit import Identification
+from rnea_ros.identification.prediction import predict
+from rnea_ros.identification.signals import Samples
 from rnea_ros.model.robot_model import RobotModel
 
 RATIO_LIMIT = 1.0  # identified / prior held-out torque RMS at or above this: no better than the prior

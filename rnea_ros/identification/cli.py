@@ -41,22 +41,12 @@ from pathlib import Path
 
 import numpy as np
 
-from rnea_ros.errors import RneaError, URDFError
+from rnea_ros.errors import BadInputError, RneaError, URDFError
 from rnea_ros.friction.model import SMOOTHING_VELOCITY
 from rnea_ros.identification.bag import JointStates, read_joint_states
 from rnea_ros.identification.checks import MAX_CONDITION, check
-from rnea_ros.identification.fit import (
-    GAP,
-    WHAT,
-    Identification,
-    Samples,
-    held_out_rms,
-    identify,
-    predict,
-    prepare,
-    sample_rate,
-    stretches,
-)
+from rnea_ros.identification.fit import WHAT, FitOptions, Identification, identify
+from rnea_ros.identification.prediction import held_out_rms
 from rnea_ros.identification.recording import (
     LAG_LIMIT,
     chain_tip,
@@ -66,6 +56,8 @@ from rnea_ros.identification.recording import (
     window,
 )
 from rnea_ros.identification.regressor import standard_parameters
+from rnea_ros.identification.report import plot, pooled, table
+from rnea_ros.identification.signals import GAP, Samples, prepare, sample_rate, stretches
 from rnea_ros.identification.written import apply_params, corrected_urdf, params_yaml, reload, ros_parameters
 from rnea_ros.model.robot_model import RobotModel
 
@@ -75,10 +67,6 @@ EXIT_WARNINGS = 3
 EXIT_WRITTEN_DIFFERS = 4
 WRITTEN_RTOL = 1e-6  # held-out pooled RMS of the written files vs the identified model, relative
 VELOCITY = ("auto", "recorded", "positions")
-
-
-class BadInput(RneaError):
-    """Input the tool cannot use; the message is printed as one line."""
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -189,13 +177,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 
 def _read(args: argparse.Namespace, urdf: str, model: RobotModel) -> JointStates:
-    """The bag's joint states of the model's joints; BadInput with a hint when it lacks some."""
+    """The bag's joint states of the model's joints; BadInputError with a hint when it lacks some."""
     try:
         return read_joint_states(args.bag, args.topic, joints=model.joint_names)
     except ValueError as exc:
         msg = str(exc)
         if "never seen" not in msg:
-            raise BadInput(msg) from None
+            raise BadInputError(msg) from None
     try:
         present = read_joint_states(args.bag, args.topic).names  # the first message's joints
     except ValueError:
@@ -209,7 +197,7 @@ def _read(args: argparse.Namespace, urdf: str, model: RobotModel) -> JointStates
             f"{', ...' if len(present) > 8 else ''}): model only the chain they move with --tip-link "
             f"{tip} (joints off the root→tip chain are locked at 0, their links still count)"
         )
-    raise BadInput(f"joints of the model missing from '{args.topic}': {', '.join(missing)}{hint}")
+    raise BadInputError(f"joints of the model missing from '{args.topic}': {', '.join(missing)}{hint}")
 
 
 def _velocity(
@@ -236,7 +224,7 @@ def _velocity(
     lagging = abs(lag) > LAG_LIMIT
     if args.velocity == "recorded":
         if recorded is None:
-            raise BadInput(
+            raise BadInputError(
                 f"messages on '{args.topic}' carry no velocity for every joint: record velocities, or pass "
                 "--velocity positions (or auto) to take them from the low-passed positions"
             )
@@ -266,26 +254,26 @@ def _velocity(
 
 def load(args: argparse.Namespace) -> tuple[str, RobotModel, Samples, dict, list[str]]:
     """URDF text, model, prepared samples, facts about the recording and warnings about it;
-    BadInput otherwise."""
+    BadInputError otherwise."""
     try:
         urdf = Path(args.urdf).read_text()
     except OSError as exc:
-        raise BadInput(f"cannot read URDF '{args.urdf}': {exc.strerror}") from None
+        raise BadInputError(f"cannot read URDF '{args.urdf}': {exc.strerror}") from None
     try:
         model = RobotModel.from_urdf(urdf, root_link=args.root_link, tip_link=args.tip_link)
     except URDFError as exc:
-        raise BadInput(f"URDF '{args.urdf}': {exc}") from None
+        raise BadInputError(f"URDF '{args.urdf}': {exc}") from None
     if args.params:
         try:
             text = Path(args.params).read_text()
         except OSError as exc:
-            raise BadInput(f"--params '{args.params}': {exc.strerror}") from None
+            raise BadInputError(f"--params '{args.params}': {exc.strerror}") from None
         try:
             model = apply_params(
                 model, ros_parameters(text, f"--params '{args.params}'"), f"--params '{args.params}'"
             )
         except RneaError as exc:
-            raise BadInput(str(exc)) from None
+            raise BadInputError(str(exc)) from None
     states = _read(args, urdf, model)
     warnings: list[str] = []
     facts: dict = {"bag": str(args.bag), "topic": args.topic, "messages_read": int(states.t.size)}
@@ -302,13 +290,13 @@ def load(args: argparse.Namespace) -> tuple[str, RobotModel, Samples, dict, list
             states = window(states, *args.window)
             facts["window_s"] = [float(args.window[0]), float(args.window[1])]
     except RneaError as exc:
-        raise BadInput(str(exc)) from None
+        raise BadInputError(str(exc)) from None
     if states.effort is None:
-        raise BadInput(f"messages on '{args.topic}' carry no effort for every joint")
+        raise BadInputError(f"messages on '{args.topic}' carry no effort for every joint")
     fitted = list(args.fit_joints or model.joint_names)
     unknown = [j for j in fitted if j not in model.joint_names]
     if unknown:
-        raise BadInput(
+        raise BadInputError(
             f"--fit-joints: {', '.join(unknown)}: not joints of the model ({', '.join(model.joint_names)})"
         )
     coarse = quantised(states.names, states.effort)
@@ -329,7 +317,7 @@ def load(args: argparse.Namespace) -> tuple[str, RobotModel, Samples, dict, list
         try:
             units = effort_factors(args.effort_params, model.joint_names)
         except RneaError as exc:
-            raise BadInput(str(exc)) from None
+            raise BadInputError(str(exc)) from None
         effort = effort * units.to_joint
         facts["effort_units"] = dict(zip(model.joint_names, units.units, strict=True))
         facts["effort_to_joint_torque"] = [float(x) for x in units.to_joint]
@@ -341,7 +329,7 @@ def load(args: argparse.Namespace) -> tuple[str, RobotModel, Samples, dict, list
         cutoff = args.cutoff if args.cutoff and args.cutoff > 0 else None
         samples = prepare(states.t, states.position, effort, qd=qd, cutoff=cutoff)
     except ValueError as exc:
-        raise BadInput(str(exc)) from None
+        raise BadInputError(str(exc)) from None
     facts.update(
         {
             "messages": int(states.t.size),
@@ -366,91 +354,6 @@ def gaps(t: np.ndarray, cutoff: float | None) -> dict:
     over = dt[dt > GAP * np.median(dt)]
     longest = float(over.max()) if over.size else 0.0
     return {"gaps": int(over.size), "longest_gap_s": longest, "stretches": len(stretches(t, cutoff))}
-
-
-def pooled(result: Identification, rms: np.ndarray) -> float:
-    """RMS over the fitted joints' held-out samples (every joint has as many): √(mean of rms²)."""
-    fit = [j in result.fit_joints for j in result.joint_names] if result.fit_joints else [True] * len(rms)
-    return float(np.sqrt(np.mean(np.asarray(rms)[fit] ** 2)))
-
-
-def table(result: Identification) -> str:
-    """Per-joint validation RMS before and after, as text."""
-    lines = [
-        f"{'':<22}{'held-out torque RMS, N m (N)':^32} | {'moving samples only':^32}",
-        f"{'joint':<22}" + f"{'URDF':>12}{'identified':>12}{'ratio':>8} | " * 2,
-    ]
-    lines[1] = lines[1][:-3]
-    lines.append("-" * len(lines[1]))
-
-    def ratio(a: float, b: float) -> float:
-        return b / a if a > 0 else float("nan")
-
-    for j, name in enumerate(result.joint_names):
-        a, b = result.rms_model[j], result.rms_identified[j]
-        c, d = result.rms_model_moving[j], result.rms_identified_moving[j]
-        line = f"{name:<22}{a:>12.4g}{b:>12.4g}{ratio(a, b):>8.3f} | {c:>12.4g}{d:>12.4g}{ratio(c, d):>8.3f}"
-        if result.fit_joints and name not in result.fit_joints:
-            line = f"{name:<22}{'(effort not fitted, not scored)':^32} |"
-        lines.append(line)
-    lines.append("-" * len(lines[1]))
-    a, b = pooled(result, result.rms_model), pooled(result, result.rms_identified)
-    lines.append(f"{'pooled, fitted joints':<22}{a:>12.4g}{b:>12.4g}{ratio(a, b):>8.3f} |")
-    lines.append("moving samples: the joint faster than --min-speed (the rows that are fitted)")
-    lines.append(
-        f"base regressor: rank {result.rank} of {result.free} free parameters, "
-        f"{result.rank - len(result.unexcited)} excited by the data, "
-        f"condition number {result.condition_number:.4g} (over the excited ones)"
-    )
-    lines.append(f"samples: {result.train_samples} to fit, {result.validation_samples} to validate")
-    if "friction" in result.identified or "inertial" in result.identified:
-        lines.append("viscous: " + " ".join(f"{x:.4g}" for x in result.viscous))
-        lines.append("coulomb: " + " ".join(f"{x:.4g}" for x in result.coulomb))
-        lines.append("armature: " + " ".join(f"{x:.4g}" for x in result.armature))
-    if result.payload is not None:
-        p = result.payload
-        lines.append(f"payload on {p.link}: {p.mass:.4g} kg at ({', '.join(f'{x:.4g}' for x in p.com)}) m")
-    bad = [c.link for c in result.consistency if not c.ok]
-    lines.append("physically consistent bodies: " + ("all" if not bad else f"all but {', '.join(bad)}"))
-    lines.extend(f"note: {note}" for note in result.notes)
-    return "\n".join(lines)
-
-
-def plot(path: Path, model: RobotModel, result: Identification, valid: Samples) -> None:
-    """Measured vs predicted efforts on the validation samples, one panel per joint."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    step = max(1, len(valid) // 4000)
-    part = valid.part(slice(0, len(valid), step))
-    v = result.smoothing_velocity
-    before = predict(model, valid, result.model_parameters, smoothing_velocity=v)[::step]
-    after = predict(model, valid, result.parameters, smoothing_velocity=v)[::step]
-    n = model.nv
-    fig, axes = plt.subplots(n, 1, figsize=(10, 1.8 * n + 1), sharex=True, squeeze=False)
-    t = part.t - valid.t[0]
-    for j, ax in enumerate(axes[:, 0]):
-        ax.plot(t, part.tau[:, j], "k", lw=1.2, label="measured")
-        ax.plot(t, before[:, j], "tab:red", lw=0.8, label=f"URDF (RMS {result.rms_model[j]:.3g})")
-        ax.plot(
-            t,
-            after[:, j],
-            "tab:blue",
-            lw=0.8,
-            ls="--",
-            label=f"identified (RMS {result.rms_identified[j]:.3g})",
-        )
-        ax.set_ylabel(f"{model.joint_names[j]}\nN m", fontsize=8)
-        ax.legend(loc="upper right", fontsize=7, ncol=3)
-    axes[-1, 0].set_xlabel("time in the validation part, s")
-    fig.suptitle(
-        f"efforts on held-out samples; base regressor condition number {result.condition_number:.3g}"
-    )
-    fig.tight_layout()
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
 
 
 def write(
@@ -493,26 +396,28 @@ def written_model(
     return model, smoothing, sources
 
 
+def fit_options(args: argparse.Namespace, fit_joints: list[str]) -> FitOptions:
+    """How the command line asks `identify` to fit (RneaError naming a value it refuses)."""
+    return FitOptions(
+        payload_link=args.payload_link,
+        payload_inertia=args.payload_inertia,
+        armature=args.armature,
+        split=args.split,
+        prior_weight=args.prior_weight,
+        smoothing_velocity=args.smoothing_velocity,
+        min_speed=args.min_speed,
+        fit_joints=tuple(fit_joints),
+    )
+
+
 def run(args: argparse.Namespace) -> int:
     urdf, model, samples, facts, warnings = load(args)
     if args.payload_link is not None and args.payload_link not in model.link_frames:
-        raise BadInput(f"--payload-link '{args.payload_link}' is not a link of the model")
+        raise BadInputError(f"--payload-link '{args.payload_link}' is not a link of the model")
     try:
-        result = identify(
-            model,
-            samples,
-            args.identify,
-            payload_link=args.payload_link,
-            payload_inertia=args.payload_inertia,
-            armature=args.armature,
-            split=args.split,
-            prior_weight=args.prior_weight,
-            smoothing_velocity=args.smoothing_velocity,
-            min_speed=args.min_speed,
-            fit_joints=facts["fit_joints"],
-        )
+        result = identify(model, samples, args.identify, fit_options(args, facts["fit_joints"]))
     except ValueError as exc:
-        raise BadInput(str(exc)) from None
+        raise BadInputError(str(exc)) from None
     print(
         f"velocity: {'recorded' if facts['velocity'] == 'recorded' else 'from the positions'} "
         f"({facts['velocity_choice']})"
@@ -600,7 +505,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     try:
         return run(args)
-    except BadInput as exc:
+    except BadInputError as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
 

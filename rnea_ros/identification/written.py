@@ -27,7 +27,8 @@ import numpy as np
 
 from rnea_ros.errors import RneaError
 from rnea_ros.friction.model import SMOOTHING_VELOCITY
-from rnea_ros.identification.fit import Identification, pseudo_inertia
+from rnea_ros.identification.consistency import pseudo_inertia
+from rnea_ros.identification.fit import Identification
 from rnea_ros.identification.regressor import (
     body_columns,
     body_links,

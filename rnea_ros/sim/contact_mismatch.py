@@ -19,7 +19,8 @@ import numpy as np
 from rnea_ros.control.effort_law import EffortLaw, Efforts, compute_efforts
 from rnea_ros.estimation.observer import observe
 from rnea_ros.friction.model import Friction
-from rnea_ros.identification.fit import identify, prepare
+from rnea_ros.identification.fit import identify
+from rnea_ros.identification.signals import prepare
 from rnea_ros.model.example_robots import example_urdf_path
 from rnea_ros.model.robot_model import RobotModel
 from rnea_ros.sim.contact_scenario import PULSE, THRESHOLD_MARGIN, Disturbance, fast_motion, first_flag

@@ -26,7 +26,7 @@ from paths import REPO
 from rnea_ros import RobotModel
 from rnea_ros.identification import cli
 from rnea_ros.identification.bag import write_joint_states
-from rnea_ros.identification.fit import lowpass
+from rnea_ros.identification.signals import lowpass
 from rnea_ros.model.urdf import parse_urdf
 
 

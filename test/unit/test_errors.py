@@ -31,7 +31,14 @@ from rnea_ros.model.example_robots import example_urdf_path
 PACKAGE = Path(rnea_ros.__file__).parent
 # The core: every module but the ROS side (node/, sim/) and the demo's command line.
 CORE_PACKAGES = (
-    "compiled", "model", "algorithms", "friction", "control", "estimation", "trajectory", "identification"
+    "compiled",
+    "model",
+    "algorithms",
+    "friction",
+    "control",
+    "estimation",
+    "trajectory",
+    "identification",
 )
 CORE = sorted(p for name in CORE_PACKAGES for p in (PACKAGE / name).glob("*.py")) + [PACKAGE / "errors.py"]
 MODELS = {name: RobotModel.from_urdf(example_urdf_path(name).read_text()) for name in ("panda", "ur5")}
@@ -83,7 +90,7 @@ def _exception_classes() -> dict[str, tuple[str, int, bool]]:
 def test_every_exception_class_of_the_package_is_an_rnea_error() -> None:
     found = _exception_classes()
     # the scan sees the core's and the tools' errors alike
-    expected = {"RneaError", "ParameterError", "IllConditionedError", "BadInput", "Refused", "NoAnswer"}
+    expected = {"RneaError", "ParameterError", "IllConditionedError", "BadInputError", "Refused", "NoAnswer"}
     assert expected <= set(found)
     not_rnea = []
     for name, (module, line, top_level) in sorted(found.items()):
@@ -94,6 +101,20 @@ def test_every_exception_class_of_the_package_is_an_rnea_error() -> None:
         if not issubclass(cls, RneaError):
             not_rnea.append(f"{module}:{line} {name}")
     assert not_rnea == []
+
+
+def test_every_exception_of_the_core_is_defined_in_errors() -> None:
+    """One exceptions module for the core (the packages below rnea_ros.ros, the identify command
+    included): no other module of those packages defines an exception class."""
+    found = _exception_classes()
+    core = tuple(f"rnea_ros.{package}." for package in CORE_PACKAGES)
+    elsewhere = sorted(
+        f"{module}:{line} {name}" for name, (module, line, _) in found.items() if module.startswith(core)
+    )
+    assert elsewhere == []
+    assert {"ContactError", "ImuLinkError", "BadInputError"} <= {
+        name for name, (module, _, _) in found.items() if module == "rnea_ros.errors"
+    }
 
 
 def test_the_tools_errors_keep_their_builtin_kinds() -> None:

@@ -1,4 +1,4 @@
-"""The compiled path of contact_inverse_dynamics (contact_dynamics.solve_problem on a cached
+"""The compiled path of contact_inverse_dynamics (contact_fast_path.solve_problem on a cached
 ContactProblem, kernels.contact_terms.floating_contact_kernel) against its references, over random states of
 solo12 on four point feet and TALOS on two sole rectangles:
   - the kernel's M, h and contact Jacobians against Pinocchio's computeAllTerms and
@@ -20,16 +20,9 @@ import pinocchio as pin
 import pytest
 from floating_reference import FloatingRef, relerr
 
-from rnea_ros.algorithms.contact_dynamics import (
-    Contact,
-    ContactProblem,
-    ContactSolution,
-    ContactStatus,
-    contact_inverse_dynamics,
-    contact_problem,
-    reference_contact_inverse_dynamics,
-    solve_problem,
-)
+from rnea_ros.algorithms.contact_dynamics import contact_inverse_dynamics, reference_contact_inverse_dynamics
+from rnea_ros.algorithms.contact_fast_path import ContactProblem, contact_problem, solve_problem
+from rnea_ros.algorithms.contacts import Contact, ContactSolution, ContactStatus
 from rnea_ros.algorithms.dynamics import GRAVITY, jacobian, mass_matrix, nonlinear_effects
 from rnea_ros.compiled import entry_points
 from rnea_ros.model.example_robots import example_urdf_path

@@ -10,7 +10,7 @@ import pinocchio as pin
 import pytest
 
 from rnea_ros import RobotModel, gravity_torques, mass_matrix, nonlinear_effects, rnea
-from rnea_ros.algorithms.gearing import Gearing, armature_model, inverse_dynamics
+from rnea_ros.algorithms.gearing import Gearing, armature_model, geared_inverse_dynamics
 from rnea_ros.algorithms.lagrangian import (
     christoffel,
     coriolis_matrix,
@@ -238,7 +238,7 @@ def test_geared_form_matches_pinocchio_with_rotor_bodies(rel_path: str, ratio: f
     rng = np.random.default_rng(7)
     for q, qd in states(model, rng):
         qdd = rng.normal(0, 2, model.nv)
-        assert rel(inverse_dynamics(model, gearing, q, qd, qdd), ref.tau(q, qd, qdd)) < TOL
+        assert rel(geared_inverse_dynamics(model, gearing, q, qd, qdd), ref.tau(q, qd, qdd)) < TOL
         assert rel(mass_matrix_partials(model, q, gearing)[0], ref.full_mass(q)) < TOL
         c = coriolis_matrix(model, q, qd, gearing)
         skew = mass_matrix_derivative(model, q, qd, gearing) - 2 * c
@@ -258,7 +258,7 @@ def armature_gap(rel_path: str, ratio: float) -> float:
     err, ref = [], []
     for q, qd in states(model, rng, 20):
         qdd = rng.normal(0, 3, model.nv)
-        full = inverse_dynamics(model, gearing, q, qd, qdd) - gravity_torques(model, q)
+        full = geared_inverse_dynamics(model, gearing, q, qd, qdd) - gravity_torques(model, q)
         err.append(rnea(approx, q, qd, qdd) - gravity_torques(model, q) - full)
         ref.append(full)
     return float(np.sqrt(np.mean(np.square(err))) / np.sqrt(np.mean(np.square(ref))))

@@ -9,10 +9,9 @@ import mujoco
 import numpy as np
 import pytest
 
-from rnea_ros.errors import RneaError
+from rnea_ros.errors import ImuLinkError, RneaError
 from rnea_ros.estimation.base_gravity import (
     BaseGravity,
-    ImuLinkError,
     ImuMount,
     gravity_from_orientation,
     gravity_from_specific_force,

@@ -12,8 +12,9 @@ import pinocchio as pin
 import pytest
 
 from rnea_ros import RobotModel
-from rnea_ros.identification.fit import Samples, identify
+from rnea_ros.identification.fit import identify
 from rnea_ros.identification.regressor import body_columns, standard_parameters
+from rnea_ros.identification.signals import Samples
 from rnea_ros.identification.written import corrected_urdf, physical, reload
 from rnea_ros.model.example_robots import example_urdf_path
 from rnea_ros.model.urdf import parse_urdf
