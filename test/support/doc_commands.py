@@ -52,11 +52,14 @@ RUN_BY = {
     ID_LAUNCH + " urdf_file:=panda.urdf tip_link:=panda_hand": LAUNCH + "test_launch_with_urdf_file",
     ID_LAUNCH + " params_file:=my_": ROS + "test_parameter_file_copies",
     "cp $(ros2 pkg prefix --share rnea_ros)/config/": ROS + "test_parameter_file_copies",
-    "ros2 launch rnea_ros trajectory_feedforward.launch.py params_file:=my_": ROS + "test_parameter_file_copies",
+    "ros2 launch rnea_ros trajectory_feedforward.launch.py params_file:=my_": ROS
+    + "test_parameter_file_copies",
     "ros2 run rnea_ros inverse_dynamics_node --ros-args": ROS + "test_run_node_lines",
     "ros2 run rnea_ros inverse_dynamics_node --ros-args --params-file config/inverse_dynamics.yaml -r "
-    "'~/effort_commands:=/effort_controller/commands' -p qos_": INSTALL + "test_qos_overrides_as_the_readme_runs_them",
-    "ros2 run rnea_ros inverse_dynamics_lifecycle_node --ros-args": INSTALL + "test_managed_node_as_the_readme_runs_it",
+    "'~/effort_commands:=/effort_controller/commands' -p qos_": INSTALL
+    + "test_qos_overrides_as_the_readme_runs_them",
+    "ros2 run rnea_ros inverse_dynamics_lifecycle_node --ros-args": INSTALL
+    + "test_managed_node_as_the_readme_runs_it",
     "ros2 lifecycle set /inverse_dynamics ": INSTALL + "test_managed_node_as_the_readme_runs_it",
     "ros2 param set /inverse_dynamics compensate.friction false": LAUNCH + "test_param_set_and_topic_echo",
     "ros2 topic pub --once /inverse_dynamics/ee_wrench": LAUNCH + "test_wrenches_and_payload_by_message",
@@ -78,15 +81,16 @@ RUN_BY = {
 }
 
 # key -> why no test runs it here
+EXCITATION = "real robot only: your arm's joints (the node itself runs in every forward demo: test_demo.py)"
 NOT_RUN = {
     "make test": "the whole suite, this test among it: CI runs it",
     "make test-unit": "the unit suite: CI's `make test` runs every test it runs",
     "make test-ros": "the ROS suite (on Kilted: a second venv, minutes): CI's `make test` and its Kilted job",
     ".venv/bin/python -m pytest": "a part of the suite: CI's `make test` runs every test it runs",
     ".venv/bin/python bench/identify_tiago.py": "long bench (FIGAROH beside rnea_ros, minutes): `make bench`",
-    "ros2 run rnea_ros multisine_trajectory": "real robot only: your arm's joints (the node: test_multisine_node.py)",
-    "multisine_trajectory --ros-args": "real robot only: your arm's joints (the node: test_multisine_node.py)",
-    "ros2 bag record": "real robot only, and rosbag2 is not here (rnea_ros_record: test_identification_recipe_pip_only)",
+    "ros2 run rnea_ros multisine_trajectory": EXCITATION,
+    "multisine_trajectory --ros-args": EXCITATION,
+    "ros2 bag record": "real robot only, no rosbag2 here (`rnea_ros_record` runs in the pip-only recipe's test)",
     "ros2 topic pub --once /multisine_trajectory/start": "real robot only: starts a real arm's excitation",
     "rnea_ros_trigger /multisine_trajectory/start": "real robot only: starts a real arm's excitation",
 }
@@ -175,7 +179,9 @@ def yaml_commands(path: Path) -> list[Command]:
     numbered = []
     for number, line in enumerate(path.read_text().splitlines(), start=1):
         m = re.match(r"\s*#(\s{2,})(.*)$", line)
-        continuing = bool(numbered) and numbered[-1][1].rstrip().endswith("\\") and numbered[-1][0] == number - 1
+        continuing = (
+            bool(numbered) and numbered[-1][1].rstrip().endswith("\\") and numbered[-1][0] == number - 1
+        )
         if m and (continuing or is_command(m.group(2))):
             numbered.append((number, m.group(2)))
     # runs of consecutive lines, each joined on its own
@@ -202,7 +208,9 @@ def stray_commands() -> list[str]:
             span = range(first - 1, first + text.count("\n") + 1)
             fenced.update(span)
             if info not in FENCES and info != "python":
-                stray += [f"{rel}:{first + i}: {ln}" for i, ln in enumerate(text.splitlines()) if is_command(ln)]
+                stray += [
+                    f"{rel}:{first + i}: {ln}" for i, ln in enumerate(text.splitlines()) if is_command(ln)
+                ]
         for number, line in enumerate(page.read_text().splitlines(), start=1):
             if number not in fenced and line.startswith("    ") and is_command(line.strip()):
                 stray.append(f"{rel}:{number}: {line.strip()}")
@@ -237,7 +245,10 @@ def script(command: Command) -> str:
 
 def user_env(env: dict[str, str], home: Path | None = None) -> dict[str, str]:
     """env with a HOME: `home`, else env's, else this process's."""
-    return {**env, "HOME": str(home) if home else env.get("HOME") or os.environ.get("HOME") or str(Path.home())}
+    return {
+        **env,
+        "HOME": str(home) if home else env.get("HOME") or os.environ.get("HOME") or str(Path.home()),
+    }
 
 
 def run(

@@ -6,11 +6,13 @@ the home folder."""
 from __future__ import annotations
 
 import ast
+import contextlib
 import re
 import subprocess
 from functools import cache
 from pathlib import Path
 
+import doc_commands
 import pytest
 from doc_commands import (
     NOT_RUN,
@@ -31,10 +33,14 @@ HOME = "/home/doc-reader"  # bash's ~ while the lines are expanded below
 def test_every_documented_command_is_run_by_a_test_or_marked_with_the_reason() -> None:
     commands = documented_commands()
     assert len(commands) >= 60, len(commands)  # README, docs and config comments all read
-    assert {c.where.split(":")[0] for c in commands} >= {"README.md", "docs/nodes.md", "config/excitation.yaml"}
+    assert {c.where.split(":")[0] for c in commands} >= {
+        "README.md",
+        "docs/nodes.md",
+        "config/excitation.yaml",
+    }
     unowned = [f"{c.where}: {c.line}" for c in commands if owner(c.line) is None]
-    assert not unowned, "documented commands neither run by a test nor marked (doc_commands.py):\n" + "\n".join(
-        unowned
+    assert not unowned, (
+        "documented commands neither run by a test nor marked (doc_commands.py):\n" + "\n".join(unowned)
     )
     assert not set(RUN_BY) & set(NOT_RUN)
     assert all(len(reason) > 20 for reason in NOT_RUN.values())  # a reason, not a word
@@ -63,21 +69,20 @@ def defined_tests() -> dict[str, tuple[Path, ast.FunctionDef]]:
 
 
 def asked_keys(path: Path, function: ast.AST) -> set[str]:
-    """The keys a test function asks `owned()` for: string literals, or module constants."""
-    constants = {}
+    """The keys a test function asks `owned()` for: string expressions of literals and of the
+    string constants of its module and of doc_commands (`ID_LAUNCH + " params_file:=my_"`)."""
+    names = {k: v for k, v in vars(doc_commands).items() if isinstance(v, str)}
     for node in ast.parse(path.read_text()).body:
-        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant):
-            for target in node.targets:
-                if isinstance(target, ast.Name) and isinstance(node.value.value, str):
-                    constants[target.id] = node.value.value
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            with contextlib.suppress(Exception):
+                value = eval(compile(ast.Expression(node.value), str(path), "eval"), {}, dict(names))
+                if isinstance(value, str):
+                    names[node.targets[0].id] = value
     keys = set()
     for node in ast.walk(function):
         if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", "")) == "owned":
-            arg = node.args[0] if node.args else None
-            if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
-                keys.add(arg.value)
-            elif isinstance(arg, ast.Name) and arg.id in constants:
-                keys.add(constants[arg.id])
+            with contextlib.suppress(Exception):
+                keys.add(eval(compile(ast.Expression(node.args[0]), str(path), "eval"), {}, dict(names)))
     return keys
 
 
@@ -170,7 +175,11 @@ def test_bash_keeps_every_ros_remap_and_parameter_as_written(command: Command) -
                 assert ":=" not in arg, f"{command.where}: bash expands `~` in {arg!r}: quote it ('~/…')"
 
 
-PAGES_AND_CONFIG = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md")), *sorted((REPO / "config").glob("*"))]
+PAGES_AND_CONFIG = [
+    REPO / "README.md",
+    *sorted((REPO / "docs").glob("*.md")),
+    *sorted((REPO / "config").glob("*")),
+]
 
 
 @pytest.mark.parametrize("path", PAGES_AND_CONFIG, ids=lambda p: str(p.relative_to(REPO)))
