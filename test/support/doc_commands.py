@@ -81,6 +81,7 @@ RUN_BY = {
 }
 
 # key -> why no test runs it here
+BENCH = "long bench (`make bench`): timings of this machine, compared side by side there, never in a test"
 EXCITATION = "real robot only: your arm's joints (the node itself runs in every forward demo: test_demo.py)"
 NOT_RUN = {
     "make test": "the whole suite, this test among it: CI runs it",
@@ -88,9 +89,10 @@ NOT_RUN = {
     "make test-ros": "the ROS suite (on Kilted: a second venv, minutes): CI's `make test` and its Kilted job",
     ".venv/bin/python -m pytest": "a part of the suite: CI's `make test` runs every test it runs",
     ".venv/bin/python bench/identify_tiago.py": "long bench (FIGAROH beside rnea_ros, minutes): `make bench`",
+    ".venv/bin/python bench/": BENCH,
     "ros2 run rnea_ros multisine_trajectory": EXCITATION,
     "multisine_trajectory --ros-args": EXCITATION,
-    "ros2 bag record": "real robot only, no rosbag2 here (`rnea_ros_record` runs in the pip-only recipe's test)",
+    "ros2 bag record": "real robot only, no rosbag2 here (rnea_ros_record: the pip-only recipe's test)",
     "ros2 topic pub --once /multisine_trajectory/start": "real robot only: starts a real arm's excitation",
     "rnea_ros_trigger /multisine_trajectory/start": "real robot only: starts a real arm's excitation",
 }
