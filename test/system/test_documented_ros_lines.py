@@ -84,9 +84,10 @@ def check_commands(proc: Background, driver: Driver, urdf: Path, reference: Robo
     model, names = loaded(proc, driver, urdf)
     model = reference or model
     assert all(r.successful for r in driver.set_parameters(FRICTION_OFF))
-    q = np.clip(np.linspace(-0.6, 0.6, model.nv), model.position_lower, model.position_upper)
-    qd = np.linspace(0.2, -0.2, model.nv)
     cols = [model.joint_names.index(j) for j in names]
+    q, qd = np.zeros(model.nv), np.zeros(model.nv)  # joints it does not command: locked at 0
+    q[cols] = np.clip(np.linspace(-0.6, 0.6, len(cols)), model.position_lower[cols], model.position_upper[cols])
+    qd[cols] = np.linspace(0.2, -0.2, len(cols))
     got = Commands(driver).answer(list(model.joint_names), q, qd)
     expected = rnea(model, q, qd, np.zeros(model.nv))[cols]
     np.testing.assert_allclose(got, expected, rtol=0, atol=1e-9, err_msg=proc.output()[-2000:])
@@ -170,10 +171,11 @@ def check_trajectory_out(proc: Background, command: Command) -> None:
             assert time.monotonic() < end and proc.proc.poll() is None, proc.output()[-4000:]
             d.spin_until(lambda: False, 0.5)
         d.wait_ready()  # includes a subscriber on the remapped ~/trajectory_out: ours
-        held = np.zeros(panda.model.nv)
-        d.publish_state(panda.model.joint_names, held)
+        held = np.zeros(panda.model.nv)  # the fingers, measured or not (tip_link: locked), at 0
         arm = [f"panda_joint{i}" for i in range(1, 8)]
         home = np.array([0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785])
+        d.publish_state(arm, home)
+        held[[panda.model.joint_index(j) for j in arm]] = home
         d.pub.publish(trajectory(arm, [0.0, 1.0], np.array([home, home + 0.1])))
         assert d.spin_until(lambda: bool(out), 30.0), (
             f"{command.line}: nothing on {JTC_IN}\n{proc.output()[-3000:]}"
