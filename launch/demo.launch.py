@@ -16,6 +16,8 @@ what `make demo` runs. Needs the Python packages mujoco and matplotlib next to t
 
 from __future__ import annotations
 
+import os
+import shlex
 import sys
 
 from launch import LaunchDescription
@@ -31,6 +33,8 @@ from launch.events import Shutdown
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
+
+from rnea_ros.demo import EXTRA_ARGS
 
 PACKAGE = "rnea_ros"
 ARGUMENTS = {
@@ -56,7 +60,8 @@ def truthy(value: str, name: str) -> bool:
 
 
 def demo_arguments(arg: dict[str, str]) -> list[str]:
-    """The launch arguments as options of `python -m rnea_ros.demo`."""
+    """The launch arguments as options of `python -m rnea_ros.demo`, then those of
+    RNEA_ROS_DEMO_ARGS (environment; rnea_ros.demo), which win."""
     argv = ["--duration", arg["duration"], "--hold", arg["hold"], "--seed", arg["seed"], "--out", arg["out"]]
     argv += ["--controllers", arg["controllers"]]
     if arg["urdf_file"]:
@@ -65,7 +70,7 @@ def demo_arguments(arg: dict[str, str]) -> list[str]:
         argv.append("--lockstep")
     if not truthy(arg["plot"], "plot"):
         argv.append("--no-plot")
-    return argv
+    return argv + shlex.split(os.environ.get(EXTRA_ARGS, ""))
 
 
 def launch_demo(context, *args, **kwargs):

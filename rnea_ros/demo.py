@@ -15,16 +15,24 @@ contact-consistent inverse dynamics, in one process (rnea_ros.sim.legged_demo).
 A thin entry point that imports nothing from ROS or MuJoCo at import time: the demo's processes
 and supervisor live in rnea_ros.sim and are imported inside `main`. PANDA_ARM and
 PANDA_HOME are re-exported for code that uses the demo's Panda pose.
+
+`RNEA_ROS_DEMO_ARGS` (environment): options appended to the command line's (the last of an option
+wins), e.g. `RNEA_ROS_DEMO_ARGS="--duration 4 --no-plot"`: the tests run the documented `make demo`
+lines unchanged and bounded this way.
 """
 
 from __future__ import annotations
 
+import os
+import shlex
 import sys
 
 from rnea_ros.ros.processes import end_with_parent  # no ROS
 from rnea_ros.sim.scenario import PANDA_ARM, PANDA_HOME  # no ROS, no MuJoCo
 
-__all__ = ["PANDA_ARM", "PANDA_HOME", "main"]
+__all__ = ["EXTRA_ARGS", "PANDA_ARM", "PANDA_HOME", "main"]
+
+EXTRA_ARGS = "RNEA_ROS_DEMO_ARGS"  # environment: options appended to every demo's command line
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -32,7 +40,7 @@ def main(argv: list[str] | None = None) -> int:
     the joint_trajectory_controller path instead (`python -m rnea_ros.sim.jtc_demo --help`), with
     `--mismatch` the identification demo (`python -m rnea_ros.demo --mismatch --help`)."""
     end_with_parent()  # `ros2 launch rnea_ros demo.launch.py` starts it: it ends with the launch
-    args = list(sys.argv[1:] if argv is None else argv)
+    args = [*(sys.argv[1:] if argv is None else argv), *shlex.split(os.environ.get(EXTRA_ARGS, ""))]
     if "--ship-deck" in args:
         from rnea_ros.sim.ship_deck import main as ship_deck_main
 

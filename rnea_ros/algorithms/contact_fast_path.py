@@ -4,7 +4,7 @@ depend on the model and the contact set alone built once per set (`ContactProble
 model), and the base rows as equalities without an SVD when well conditioned. Equal to the checked path
 (`contact_dynamics.reference_contact_inverse_dynamics`) to rounding; it declines (None) whatever
 the checked path must decide (bad input, rank-deficient base rows outside their span, no
-admissible force). docs/contact_fast_path.md.
+admissible force). docs/contact_dynamics.md, "The compiled path".
 """
 
 from __future__ import annotations

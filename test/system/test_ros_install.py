@@ -1,8 +1,8 @@
-"""The `ros2` commands of the README and docs/*.md on a ROS 2 install: `ros2 launch` of the three
-launch files, `ros2 run`, `ros2 param` and `ros2 topic` against the running node, in a colcon-built
-workspace with its environment sourced (test/support/ros_install.py). Skips without the ROS 2 wheels.
-
-`test_every_readme_ros2_line_is_tested_or_real_robot_only` keeps this list and those pages in step.
+"""The `ros2` commands of the README and docs/*.md on a ROS 2 install: `ros2 launch` of the
+launch files, `ros2 param`, `ros2 topic`, `ros2 lifecycle` and `ros2 control` against the running
+nodes, in a colcon-built workspace with its environment sourced (test/support/ros_install.py), each
+line as the page writes it (test/support/doc_commands.py: `owned(key)`). Skips without the ROS 2
+wheels. The lines that start a node and check where its commands go: test_documented_ros_lines.py.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import shlex
+import shutil
 import socket
 import time
 from collections.abc import Iterator
@@ -20,12 +20,14 @@ import numpy as np
 import pytest
 import yaml
 from control_stack import implementation, require_stack
+from doc_commands import Command, owned, script, user_env
 from rclpy.qos import ReliabilityPolicy
 from ros_install import BIN, REPO, Background, bash, ros2, ros2_retry
 from std_msgs.msg import String
 
 from rnea_ros import RobotModel, rnea
 from rnea_ros.algorithms.dynamics import link_pose
+from rnea_ros.demo import EXTRA_ARGS
 from rnea_ros.model.example_robots import example_urdf_path
 from rnea_ros.sim.ros2_control import hardware_urdf, sourced
 from rnea_ros.sim.scenario import PANDA_ARM, PANDA_HOME, write_parameters
@@ -41,91 +43,42 @@ NODE = "/inverse_dynamics"
 WRENCH_TYPE = "geometry_msgs/msg/WrenchStamped"
 NO_DAEMON = "--no-daemon"  # no ros2 daemon outlives the test
 
-QOS_LINE = (
-    "ros2 run rnea_ros inverse_dynamics_node --ros-args --params-file config/inverse_dynamics.yaml -p qos_"
+# the keys of the lines these tests run (doc_commands.RUN_BY)
+URDF_LAUNCH = "ros2 launch rnea_ros inverse_dynamics.launch.py urdf_file:=panda.urdf tip_link:=panda_hand"
+QOS = (
+    "ros2 run rnea_ros inverse_dynamics_node --ros-args --params-file config/inverse_dynamics.yaml -r "
+    "'~/effort_commands:=/effort_controller/commands' -p qos_"
 )
-
-# Every `ros2 …` line of the code blocks of the README and docs/*.md: tested here (the test's name)
-# or an example that needs what is not here (a robot, ros2_control, rosbag2).
-README_LINES = {
-    "ros2 launch rnea_ros inverse_dynamics.launch.py urdf_file:=": "test_launch_with_urdf_file",
-    "ros2 launch rnea_ros demo.launch.py": "test_demo_launch_prints_its_table",
-    "ros2 run rnea_ros inverse_dynamics_node --ros-args": "test_run_node_with_the_package_params_file",
-    QOS_LINE: "test_qos_overrides_as_the_readme_runs_them",
-    "ros2 launch rnea_ros inverse_dynamics.launch.py ": "test_launch_with_urdf_file",
-    "ros2 launch rnea_ros trajectory_feedforward.launch.py": "test_trajectory_feedforward_launch",
-    "ros2 run rnea_ros trajectory_feedforward_node --ros-args": "test_trajectory_feedforward_launch",
-    "ros2 param set /inverse_dynamics compensate.friction false": "test_param_set_and_topic_echo",
-    "ros2 param set /inverse_dynamics effort_limit_scale 1": "test_param_set_integer_stays_double",
-    "ros2 topic pub --once /inverse_dynamics/ee_wrench": "test_wrenches_and_payload_by_message",
-    "ros2 param set /inverse_dynamics ee_wrench_frame link": "test_wrenches_and_payload_by_message",
-    "ros2 topic pub --once /inverse_dynamics/payload": "test_wrenches_and_payload_by_message",
-    "ros2 run rnea_ros inverse_dynamics_lifecycle_node --ros-args": "test_managed_node_as_the_readme_runs_it",
-    "ros2 lifecycle set /inverse_dynamics ": "test_managed_node_as_the_readme_runs_it",
-    "ros2 run controller_manager spawner": "test_ros2_control_lines_as_the_readme_runs_them",
-    "ros2 control list_controllers": "test_ros2_control_lines_as_the_readme_runs_them",
-    "ros2 bag record": "real robot only: rosbag2 is not here",
-    "ros2 run rnea_ros multisine_trajectory": "real robot only: the excitation of a real arm",
-    "ros2 topic pub --once /multisine_trajectory/start": "real robot only: starts a real arm's excitation",
-    "ros2 run rnea_ros rnea_ros_identify": "real robot only: needs a recorded rosbag2 (test_cli.py)",
-}
+LIFECYCLE_RUN = "ros2 run rnea_ros inverse_dynamics_lifecycle_node --ros-args"
+LIFECYCLE_SET = "ros2 lifecycle set /inverse_dynamics "
+WRENCH = "ros2 topic pub --once /inverse_dynamics/ee_wrench"
+WRENCH_FRAME = "ros2 param set /inverse_dynamics ee_wrench_frame link"
+PAYLOAD = "ros2 topic pub --once /inverse_dynamics/payload"
 
 
-def user_pages() -> list[Path]:
-    """The pages a user reads: README.md and docs/*.md."""
-    return [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+def in_page_order(*groups: list[Command]) -> list[Command]:
+    """Commands of one block, owned by several keys, in the order the page writes them."""
+
+    def where(c: Command) -> tuple[str, int]:
+        page, line = c.where.rsplit(":", 1)
+        return page, int(line)
+
+    commands = sorted((c for group in groups for c in group), key=where)
+    assert len({where(c)[0] for c in commands}) == 1, [c.where for c in commands]
+    return commands
 
 
-def readme_ros2_lines() -> list[str]:
-    """Every command line of the code blocks of the README and docs/*.md that runs `ros2`
-    (continued lines joined)."""
-    lines = []
-    for page in user_pages():
-        in_code = False
-        for line in re.sub(r"\\\n\s*", " ", page.read_text()).splitlines():
-            if line.startswith("```"):
-                in_code = not in_code
-            elif in_code and re.match(r"\s*(\$ )?ros2 ", line):
-                lines.append(line.strip())
-    return lines
-
-
-def test_every_readme_ros2_line_is_tested_or_real_robot_only() -> None:
-    lines = readme_ros2_lines()
-    assert len(lines) >= 10
-    unknown = [line for line in lines if not any(line.startswith(prefix) for prefix in README_LINES)]
-    assert not unknown, f"README/docs ros2 lines neither tested nor marked real-robot-only: {unknown}"
-    tests = {v for v in README_LINES.values() if v.startswith("test_")}
-    readme = [ln for page in user_pages() for ln in page.read_text().splitlines()]
-    passed_by_p = [ln for ln in readme if "-p robot_description" in ln and not ln.lstrip().startswith("#")]
-    assert not passed_by_p, f"rcl parses -p values as YAML: {passed_by_p}"
-    defined = set(globals()) | set(vars(TestInverseDynamicsLaunch))
-    assert tests <= defined, f"no such tests: {tests - defined}"
-
-
-def readme_block(heading: str) -> list[str]:
-    """The commands of the first code block after the line `heading` of the README or a docs/*.md
-    page, as written: a line continued with a backslash joined to the next (as bash reads it),
-    comment lines left out."""
-    pages = [page.read_text() for page in user_pages()]
-    found = [text for text in pages if f"\n{heading}\n" in text]
-    assert len(found) == 1, f"{heading!r} is on {len(found)} of README.md and docs/*.md, not one"
-    text = found[0]
-    block = text.split(f"\n{heading}\n", 1)[1].split("```", 2)[1].split("\n", 1)[1]
-    lines = re.sub(r"\\\n\s*", " ", block).splitlines()
-    return [line.strip() for line in lines if line.strip() and not line.lstrip().startswith("#")]
-
-
-def run_readme_line(env: dict[str, str], line: str, cwd: Path, attempts: int = 10) -> str:
-    """A README line run by bash as written; its output (it must succeed). Asked again while it
-    answers "Node not found" (the daemon's graph may still hold a node that ended, not yet the
-    new one), as a person would."""
+def run_readme_line(env: dict[str, str], line: str | Command, cwd: Path, attempts: int = 10) -> str:
+    """A documented line run by bash as written, with a HOME; its output (it must succeed). Asked
+    again while it answers "Node not found" (the daemon's graph may still hold a node that
+    ended, not yet the new one), as a person would."""
+    text = script(line) if isinstance(line, Command) else line
     for _ in range(attempts):
-        done = bash(env, line, cwd)
+        done = bash(user_env(env), text, cwd)
         if "Node not found" not in done.stdout + done.stderr:
             break
         time.sleep(2.0)
-    assert done.returncode == 0, f"{line}\n{done.stdout}{done.stderr}"
+    assert done.returncode == 0, f"{text}\n{done.stdout}{done.stderr}"
     return done.stdout + done.stderr
 
 
@@ -244,8 +197,13 @@ def xyz(values: dict | None) -> np.ndarray:
 
 @pytest.fixture(scope="class")  # one node for the class
 def panda_launch(ros_env: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> Iterator[Background]:
+    """The README's launch line with a URDF file, as written, from a folder holding panda.urdf."""
     tmp = tmp_path_factory.mktemp("inverse_dynamics_launch")
-    proc = launch(ros_env, tmp, "inverse_dynamics.launch.py", f"urdf_file:={PANDA}", "tip_link:=panda_hand")
+    shutil.copy(PANDA, tmp / "panda.urdf")
+    (command,) = owned(URDF_LAUNCH)
+    line = ["bash", "-c", f"exec {script(command)}"]
+    proc = Background(line, user_env(ros_env), tmp / "launch.log", cwd=tmp)
+    proc.command = command  # type: ignore[attr-defined]
     try:
         proc.wait_for("from parameter robot_description: 7 joints", START)
         yield proc
@@ -263,20 +221,28 @@ def driver(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Driver]:
 
 
 class TestInverseDynamicsLaunch:
-    """`ros2 launch rnea_ros inverse_dynamics.launch.py urdf_file:=… tip_link:=panda_hand`, one
-    node for the class."""
+    """The README's `ros2 launch rnea_ros inverse_dynamics.launch.py urdf_file:=panda.urdf
+    tip_link:=panda_hand`, one node for the class."""
 
     def test_launch_with_urdf_file(self, panda_launch: Background) -> None:
+        assert panda_launch.command == owned(URDF_LAUNCH)[0]  # type: ignore[attr-defined]
         assert f"commands for {ARM}" in panda_launch.output()
 
     def test_param_set_and_topic_echo(
-        self, panda_launch: Background, ros_env: dict[str, str], driver: Driver
+        self,
+        panda_launch: Background,
+        ros_env: dict[str, str],
+        driver: Driver,
+        ros2_daemon: None,
+        tmp_path: Path,
     ) -> None:
         q, qd = np.linspace(-0.5, 0.5, 7), np.full(7, 0.2)
         rigid = rnea(MODEL, q, qd, np.zeros(7))  # no trajectory: gravity + Coriolis
-        # the README's line; the friction term is then exactly zero (with it on, its measured-
-        # velocity share depends on the measured loop period)
-        assert "Set parameter successful" in param(ros_env, "set", NODE, "compensate.friction", "false")
+        # the README's line as written; the friction term is then exactly zero (with it on, its
+        # measured-velocity share depends on the measured loop period)
+        (line,) = owned("ros2 param set /inverse_dynamics compensate.friction false")
+        wait_until_listed(ros_env, NODE)
+        assert "Set parameter successful" in run_readme_line(ros_env, line, tmp_path)
         assert "Boolean value is: False" in param(ros_env, "get", NODE, "compensate.friction")
         np.testing.assert_allclose(echo_once(ros_env, COMMANDS, driver, q, qd), rigid, rtol=0, atol=1e-9)
         # and a term that is never zero here, to see the running node follow `ros2 param set`
@@ -306,11 +272,11 @@ class TestInverseDynamicsLaunch:
         assert "Set parameter successful" in param(ros_env, "set", NODE, "compensate.friction", "false")
         wait_until_listed(ros_env, NODE)
         frame, wrenches, payload = "root", {}, None
-        lines = readme_block("### Wrenches and payload by message")
+        lines = in_page_order(owned(WRENCH), owned(WRENCH_FRAME), owned(PAYLOAD))
         assert len(lines) >= 4, lines
         try:
-            for line in lines:
-                args = shlex.split(line, comments=True)
+            for command in lines:
+                line, args = command.line, list(command.words)
                 if args[:5] == ["ros2", "param", "set", NODE, "ee_wrench_frame"]:
                     out = run_readme_line(ros_env, line, tmp_path)
                     assert "Set parameter successful" in out, out
@@ -426,8 +392,9 @@ def test_ros2_control_lines_as_the_readme_runs_them(
     carries a command to the robot unchanged. Skips without ros2_control."""
     stack = require_stack()
     env = sourced(stack.setup, ros_env) if stack.setup is not None else dict(ros_env)
-    lines = readme_ros2_lines()
-    listing = next(line for line in lines if line.startswith("ros2 control list_controllers"))
+    (listing,) = owned("ros2 control list_controllers")
+    spawners = owned("ros2 run controller_manager spawner")
+    assert len(spawners) == 2
     for config, controller, type_ in (
         ("controllers.yaml", "effort_controller", "forward_command_controller/ForwardCommandController"),
         (
@@ -436,11 +403,7 @@ def test_ros2_control_lines_as_the_readme_runs_them(
             "joint_trajectory_controller/JointTrajectoryController",
         ),
     ):
-        spawn = next(
-            line
-            for line in lines
-            if line == f"ros2 run controller_manager spawner joint_state_broadcaster {controller}"
-        )
+        (spawn,) = (c for c in spawners if c.words[-2:] == ("joint_state_broadcaster", controller))
         folder = tmp_path / controller
         folder.mkdir()
         with panda_on_ros2_control(env, folder, REPO / "config" / config) as manager:
@@ -491,28 +454,6 @@ def assert_commands_reach_the_robot(topic: str) -> None:
         rclpy.try_shutdown(context=context)
 
 
-def test_run_node_with_the_package_params_file(ros_env: dict[str, str], tmp_path: Path) -> None:
-    """The README's `ros2 run` line as written (bash, `$(ros2 pkg prefix …)`), the URDF from the
-    robot_description topic (latched, as robot_state_publisher publishes it)."""
-    line = (
-        "exec ros2 run rnea_ros inverse_dynamics_node --ros-args "
-        "--params-file $(ros2 pkg prefix --share rnea_ros)/config/inverse_dynamics.yaml "
-        "-p tip_link:=panda_hand -r ~/effort_commands:=/effort_controller/commands"
-    )
-    proc = Background(["bash", "-c", line], ros_env, tmp_path / "run.log")
-    driver = Driver("ros_run_driver")
-    try:
-        proc.wait_for("waiting for a URDF on topic robot_description", START)
-        driver.description.publish(String(data=PANDA.read_text()))
-        driver.spin(0.5)
-        out = proc.wait_for("from topic robot_description: 7 joints", 60.0)
-        assert f"commands for {ARM}" in out
-    finally:
-        driver.close()
-        code = proc.stop()
-    assert code == 0, proc.output()[-4000:]
-
-
 def test_managed_node_as_the_readme_runs_it(
     ros_env: dict[str, str], ros2_daemon: None, tmp_path: Path
 ) -> None:
@@ -520,15 +461,16 @@ def test_managed_node_as_the_readme_runs_it(
     config/inverse_dynamics.yaml), the URDF (UR5) from the robot_description topic: nothing is
     commanded after `configure` (joint_states subscribed, merged), the core's efforts after
     `activate`."""
-    run, *transitions = readme_block("### Managed node (lifecycle)")
-    assert run.startswith("ros2 run rnea_ros inverse_dynamics_lifecycle_node --ros-args"), run
-    sets = [shlex.split(line, comments=True) for line in transitions]
+    (command,) = owned(LIFECYCLE_RUN)
+    transitions = owned(LIFECYCLE_SET)
+    run = command.line
+    sets = [list(c.words) for c in transitions]
     assert [a[:4] for a in sets] == [["ros2", "lifecycle", "set", NODE]] * 2, transitions
     assert [a[4] for a in sets] == ["configure", "activate"], transitions
     model = RobotModel.from_urdf(example_urdf_path("ur5").read_text())
     names = list(model.joint_names)
     q, qd = np.linspace(-1.0, 1.0, model.nv), np.linspace(0.3, -0.3, model.nv)
-    proc = Background(["bash", "-c", f"exec {run}"], ros_env, tmp_path / "lifecycle.log", cwd=REPO)
+    proc = Background(["bash", "-c", f"exec {run}"], user_env(ros_env), tmp_path / "lifecycle.log", cwd=REPO)
     driver = Driver("readme_lifecycle_driver", dict(zip(names, model.effort_limit, strict=True)))
     try:
         wait_until_listed(ros_env, NODE, START)
@@ -556,10 +498,11 @@ def test_managed_node_as_the_readme_runs_it(
 def test_qos_overrides_as_the_readme_runs_them(ros_env: dict[str, str], tmp_path: Path) -> None:
     """The README's "QoS overrides" line as written, from the repo root: each overridden
     reliability is what the graph shows for the node's publisher or subscription."""
-    (run,) = readme_block("### QoS overrides")
+    (command,) = owned(QOS)
+    run = command.line
     overrides = re.findall(r"-p qos_overrides\.(/[^\s.]+)\.(publisher|subscription)\.reliability:=(\w+)", run)
     assert len(overrides) >= 2, run
-    proc = Background(["bash", "-c", f"exec {run}"], ros_env, tmp_path / "qos.log", cwd=REPO)
+    proc = Background(["bash", "-c", f"exec {run}"], user_env(ros_env), tmp_path / "qos.log", cwd=REPO)
     driver = Driver("readme_qos_driver")
     try:
         proc.wait_for("waiting for a URDF on topic robot_description", START)
@@ -630,12 +573,19 @@ def test_launch_urdf_file_passes_any_urdf_as_text(ros_env: dict[str, str], tmp_p
 
 
 def test_demo_launch_prints_its_table(ros_env: dict[str, str], tmp_path: Path) -> None:
-    """`ros2 launch rnea_ros demo.launch.py` in lock-step (every physics step waits for its
-    command: deterministic whatever the load) for 12 simulated seconds, on the real controllers
-    when ros2_control is installed: it prints its table and meets its targets, and the launch
-    ends when the demo does."""
-    args = ("lockstep:=true", "duration:=12", "plot:=false", f"out:={tmp_path}")
-    proc = launch(ros_env, tmp_path, "demo.launch.py", *args)
+    """docs/demos.md's `ros2 launch rnea_ros demo.launch.py` as written, bounded by
+    RNEA_ROS_DEMO_ARGS (the launch file passes it on, after its own arguments): in lock-step
+    (every physics step waits for its command: deterministic whatever the load) for 12 simulated
+    seconds, on the real controllers when ros2_control is installed: it prints its table and
+    meets its targets, and the launch ends when the demo does."""
+    (command,) = owned("ros2 launch rnea_ros demo.launch.py")
+    extra = f"--lockstep --duration 12 --no-plot --out {tmp_path}"
+    proc = Background(
+        ["bash", "-c", f"exec {script(command)}"],
+        user_env({**ros_env, EXTRA_ARGS: extra}),
+        tmp_path / "demo_launch.log",
+        cwd=tmp_path,
+    )
     try:
         code = proc.wait(DEMO_TIMEOUT)
     finally:
