@@ -135,7 +135,13 @@ def _fast_record(model: RobotModel, gravity: Any, data: Data | None, out: Any) -
 
 
 def _rnea_wrench_fast(
-    model: RobotModel, q: Any, qd: Any, qdd: Any, gravity: tuple, wrenches: Any, data: Data | None,
+    model: RobotModel,
+    q: Any,
+    qd: Any,
+    qdd: Any,
+    gravity: tuple,
+    wrenches: Any,
+    data: Data | None,
     pointer: bool,
 ) -> np.ndarray | None:
     """rnea with wrenches given as float64 6-vectors, through the Data's record and its wrench

@@ -59,6 +59,7 @@ __all__ = [
     "PARAMETERS",
     "REASONS",
     "PayloadEstimate",
+    "DEFAULT_LIMITS",
     "PayloadLimits",
     "ancestor_joints",
     "bias_regressor",
@@ -101,6 +102,9 @@ class PayloadLimits:
             value = getattr(self, name)
             if not (np.isfinite(value) and value >= 0):
                 raise RneaError(f"PayloadLimits.{name} must be finite and >= 0, got {value!r}")
+
+
+DEFAULT_LIMITS = PayloadLimits()
 
 
 @dataclass(frozen=True)
@@ -229,7 +233,7 @@ def link_motion(
         qd2 = np.zeros((n, model.nv)) if qd is None else np.atleast_2d(finite_states(qd, "qd", model.nv))
         qdd2 = np.zeros((n, model.nv)) if qdd is None else np.atleast_2d(finite_states(qdd, "qdd", model.nv))
         if qd2.shape[0] != n or qdd2.shape[0] != n:
-            raise RneaError(f"q, qd and qdd must have as many samples, got {n}, {qd2.shape[0]}, {qdd2.shape[0]}")
+            raise RneaError(f"q, qd and qdd need as many samples, got {n}, {qd2.shape[0]}, {qdd2.shape[0]}")
         jac = jacobian_rows(model, q2, link, range(6))
         a = np.einsum("nij,nj->ni", jac, qdd2) + link_jdot_qd(model, q2, qd2, link, jac)
         omega = np.einsum("nij,nj->ni", jac[:, 3:], qd2)
@@ -336,7 +340,7 @@ def fit_payload(
     groups: npt.ArrayLike | None = None,
     scale: npt.ArrayLike | None = None,
     inertia: bool = False,
-    limits: PayloadLimits = PayloadLimits(),
+    limits: PayloadLimits = DEFAULT_LIMITS,
 ) -> PayloadEstimate:
     """The payload π explaining `targets` (N, R) = `regressor` (N, R, 10) π: R rows per sample
     (a wrench's 6, or external joint torques), `directions` (N, 3) the load's apparent gravity
@@ -382,7 +386,9 @@ def fit_payload(
     if inertia and abs(m) > 1e-12:
         i_o = np.einsum("p,pij->ij", pi[4:], _BASIS)
         inertia_c = i_o - m * (float(com @ com) * np.eye(3) - np.outer(com, com))
-    estimate = PayloadEstimate(link, m, com, inertia_c, mass_std, com_std, rotation, mismatch, n, pi, covariance)
+    estimate = PayloadEstimate(
+        link, m, com, inertia_c, mass_std, com_std, rotation, mismatch, n, pi, covariance
+    )
     if mismatch > limits.max_mismatch:
         raise PayloadRefused(
             "changing",
@@ -418,7 +424,7 @@ def fit_payload(
     if inertia_c is not None:
         defect = inertia_defect(inertia_c)
         if defect is not None:
-            raise PayloadRefused("inertia", f"the estimated inertia is not a rigid body's: {defect}", estimate)
+            raise PayloadRefused("inertia", f"the inertia is not a rigid body's: {defect}", estimate)
     return estimate
 
 
@@ -448,7 +454,7 @@ def estimate_payload(
     gravity: npt.ArrayLike = GRAVITY,
     axes: str = "root",
     inertia: bool = False,
-    limits: PayloadLimits = PayloadLimits(),
+    limits: PayloadLimits = DEFAULT_LIMITS,
 ) -> PayloadEstimate:
     """The payload on `link` from samples q (N, nq) and either the wrenches (N, 6) [f; n] the link
     exerts on it (moment about the link origin; `axes` 'root' or 'link') or, with wrenches None,

@@ -42,6 +42,7 @@ MODES = ("off", "on_request", "auto")
 RETRY = 0.1  # s between two attempts while the rotation is too small
 BLEND_PERIOD = 0.01  # s between two payloads of a blend
 SAMPLE_RATE = 2000.0  # Hz: the stream holds (max_window + margin) s at this rate
+HISTORY = 20  # outcomes kept
 
 
 @dataclass(frozen=True)
@@ -89,7 +90,8 @@ class PayloadMonitor:
         self.settings = settings
         self.state = "idle"  # idle | holding | collecting | blending | settling
         self.armed = False  # auto: the flag has been down since the last estimate
-        self.outcomes: list[Outcome] = []  # drained by the caller
+        self.outcomes: list[Outcome] = []  # new ones, drained by the caller
+        self.history: list[Outcome] = []  # the last HISTORY ones
         self.last: Outcome | None = None
         self.estimates = 0
         self.refusals = 0
@@ -97,7 +99,8 @@ class PayloadMonitor:
         self.pending_final: Payload | None = None  # a blend finished: the payload to announce
         self._since = 0.0  # start of the flag (holding) or of the collection
         self._next_try = 0.0
-        self._blend: tuple[float, Payload | None, Payload | None, float] | None = None  # (t0, from, to, last step)
+        # (start, from, to, time of the last step) while blending
+        self._blend: tuple[float, Payload | None, Payload | None, float] | None = None
 
     @property
     def link(self) -> str:
@@ -198,7 +201,9 @@ class PayloadMonitor:
         self._finish(outcome)
         return outcome
 
-    def _accept(self, t: float, source: str, estimate: PayloadEstimate, current: Payload | None) -> Payload | None:
+    def _accept(
+        self, t: float, source: str, estimate: PayloadEstimate, current: Payload | None
+    ) -> Payload | None:
         target = estimate.payload() if estimate.present else None
         self.estimates += 1
         self._finish(Outcome(t, source, estimate.text(), estimate))
@@ -226,4 +231,5 @@ class PayloadMonitor:
             self.refusals += 1
         self.last = outcome
         self.outcomes.append(outcome)
-        del self.outcomes[:-20]
+        self.history.append(outcome)
+        del self.history[:-HISTORY]

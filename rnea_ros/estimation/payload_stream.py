@@ -36,6 +36,7 @@ from rnea_ros.algorithms.dynamics import GRAVITY
 from rnea_ros.compiled.entry_points import LINK_JACOBIAN
 from rnea_ros.errors import RneaError
 from rnea_ros.estimation.payload import (
+    DEFAULT_LIMITS,
     PayloadEstimate,
     PayloadLimits,
     ancestor_joints,
@@ -210,11 +211,10 @@ class PayloadStream:
         self,
         since: float = -math.inf,
         current: Payload | None = None,
-        limits: PayloadLimits = PayloadLimits(),
+        limits: PayloadLimits = DEFAULT_LIMITS,
     ) -> PayloadEstimate:
         """The payload over the samples from time `since` (s), adding `current`, the payload the
         model carries on this link (the observer sees only what the model misses). PayloadRefused
         with the reason (`payload.fit_payload`)."""
         _, w, r, directions = self.samples(since)
         return fit_payload(w, r + w @ payload_parameters(current), directions, self.link, limits=limits)
-

@@ -35,8 +35,8 @@ from rnea_ros.control.effort_law import compute_efforts
 from rnea_ros.control.floating_efforts import compute_floating_efforts
 from rnea_ros.control.terms import TERMS
 from rnea_ros.errors import ParameterError, TrajectoryInPastError, URDFError
-from rnea_ros.model.robot_model import RobotModel
-from rnea_ros.nodes.inverse_dynamics import contact
+from rnea_ros.model.robot_model import Payload, RobotModel
+from rnea_ros.nodes.inverse_dynamics import contact, payload_estimation
 from rnea_ros.nodes.inverse_dynamics.base_gravity import ImuDrop, ImuGravity
 from rnea_ros.nodes.inverse_dynamics.base_state import BaseDrop, BaseStateInput
 from rnea_ros.nodes.inverse_dynamics.contact_forces import ContactOutputs
@@ -48,7 +48,14 @@ from rnea_ros.nodes.inverse_dynamics.diagnostics import (
     diagnostic_status,
     feedback_scaled_text,
 )
-from rnea_ros.nodes.inverse_dynamics.overrides import NONE, Overrides, message_link, payload_of, wrench_of
+from rnea_ros.nodes.inverse_dynamics.overrides import (
+    NONE,
+    PAYLOAD_PARAMS,
+    Overrides,
+    message_link,
+    payload_of,
+    wrench_of,
+)
 from rnea_ros.nodes.inverse_dynamics.params import INVERSE_DYNAMICS
 from rnea_ros.ros import diagnostics, parameters, qos
 from rnea_ros.ros.cdr import Float64ArrayWriter, JointStateReader, JointStateWriter, WireJointState
@@ -117,6 +124,7 @@ class InverseDynamicsNode(Node):
         self._loaded: Loaded | None = None
         self._pending: tuple[dict, CycleModel | None, Overrides] | None = None
         self._overrides = NONE  # what ~/ee_wrench and ~/payload set (kept across model swaps)
+        self._payload_estimation: payload_estimation.PayloadEstimation | None = None  # from _start
         self._log = ThrottledLog(self)
         self._guard_trips_logged = 0
         self.stats = CycleStats()
@@ -172,6 +180,7 @@ class InverseDynamicsNode(Node):
         stream(self.create_subscription(WrenchStamped, "~/ee_wrench", on_wrench, 10))
         stream(self.create_subscription(Imu, "~/imu", guard("imu", self._on_imu), JOINT_STATES_QOS))
         self.create_subscription(InertiaStamped, "~/payload", guard("payload", self._on_payload), 10)
+        self._payload_estimation = payload_estimation.PayloadEstimation(self, self._apply_estimate)
         if self._params["root_joint"] != "fixed":  # base state and contacts (floating_base_node.md)
             stream(
                 self.create_subscription(
@@ -262,6 +271,7 @@ class InverseDynamicsNode(Node):
         if old is not None:
             per_joint_parameters_fit(params, old.cycle.output_names, cycle.output_names, INVERSE_DYNAMICS)
         contact.check(params, cycle.model, len(cycle.output_names))
+        payload_estimation.check(params, cycle.model)
         cache = JointStateCache(cycle.model, old.cache if old else None)
         return Loaded(base, cycle, cache, DesiredState(cycle.model.nv), floating=floating), override
 
@@ -311,6 +321,7 @@ class InverseDynamicsNode(Node):
                 else build_cycle_model(loaded.base, new, override, previous, floating=loaded.floating)
             )
             contact.check(new, None if cycle is None else cycle.model, n)
+            payload_estimation.check(new, None if cycle is None else cycle.model)
         except ValueError as exc:
             self.get_logger().warn(f"parameters rejected: {exc}")
             return SetParametersResult(successful=False, reason=str(exc))
@@ -325,6 +336,8 @@ class InverseDynamicsNode(Node):
             return
         self._params, cycle, self._overrides = self._pending
         self._pending = None
+        if any(p.name in PAYLOAD_PARAMS for p in params):
+            self._estimation_cancel("a payload parameter was set")
         if cycle is not None and self._loaded is not None:
             self._loaded = replace(self._loaded, cycle=cycle)
 
@@ -349,7 +362,10 @@ class InverseDynamicsNode(Node):
         self._apply_overrides(loaded, overrides, "bad_wrench")
 
     def _on_payload(self, msg: InertiaStamped) -> None:
-        """The payload of the link named in frame_id (empty: tip_link); mass 0 removes it."""
+        """The payload of the link named in frame_id (empty: tip_link); mass 0 removes it. The
+        node's own estimates, published there, are not taken back."""
+        if self._payload_estimation is not None and self._payload_estimation.is_echo(msg):
+            return
         loaded = self._loaded
         if loaded is None:
             self.stats.reject("payload_without_model")
@@ -370,6 +386,18 @@ class InverseDynamicsNode(Node):
         if self._apply_overrides(loaded, self._overrides.with_payload(payload), "bad_payload"):
             what = "removed" if payload.mass == 0 else f"{payload.mass:g} kg on {payload.link}"
             self.get_logger().info(f"~/payload: {what}")
+            self._estimation_cancel("a ~/payload message set the payload")
+
+    def _apply_estimate(self, payload: Payload) -> bool:
+        """A payload estimate (or a step of its blend) into the model, as ~/payload would."""
+        loaded = self._loaded
+        if loaded is None:
+            return False
+        return self._apply_overrides(loaded, self._overrides.with_payload(payload, "estimate"), "bad_payload")
+
+    def _estimation_cancel(self, why: str) -> None:
+        if self._payload_estimation is not None:
+            self._payload_estimation.cancel(why)
 
     def _apply_overrides(self, loaded: Loaded, overrides: Overrides, reason: str) -> bool:
         """Swap in the cycle model with new message overrides, whole; rejected with a reason if it fails."""
@@ -612,7 +640,11 @@ class InverseDynamicsNode(Node):
         if self._params["observer.enabled"]:  # after the command: the robot does not wait for it
             cache = loaded.cache
             fresh = cache.effort_stamp == cache.stamp
-            self._contact.cycle(cycle, self._params, q, qd, cache.effort, fresh, msg.header, stamp)
+            r = self._contact.cycle(cycle, self._params, q, qd, cache.effort, fresh, msg.header, stamp)
+            if self._params["payload.estimation"] != "off":
+                self._payload_estimation.cycle(  # type: ignore[union-attr]  # created in _start
+                    cycle, loaded.base, self._params, q, qd, r, self._contact.collision, msg.header, stamp
+                )
 
     def _fresh(self, stamp: int, now_ns: int, timeout: float) -> bool:
         """Whether a joint_states stamp is within the timeout of the node clock (else dropped)."""
@@ -684,6 +716,8 @@ class InverseDynamicsNode(Node):
             statuses.append(self._contacts.status(self.get_fully_qualified_name(), len(contacts)))
         if self._params["observer.enabled"]:
             statuses.append(self._contact.status(self.get_fully_qualified_name()))
+        if self._params["payload.estimation"] != "off":
+            statuses.append(self._payload_estimation.status(self.get_fully_qualified_name()))  # type: ignore[union-attr]
         diagnostics.publish(self._diag_pub, now.to_msg(), statuses)
         self.stats.new_period()
 
