@@ -40,7 +40,7 @@ __all__ = ["BLEND_PERIOD", "MODES", "RETRY", "MonitorSettings", "Outcome", "Payl
 
 MODES = ("off", "on_request", "auto")
 RETRY = 0.1  # s between two attempts while the rotation is too small
-BLEND_PERIOD = 0.01  # s between two payloads of a blend
+BLEND_PERIOD = 0.005  # s between two payloads of a blend
 SAMPLE_RATE = 2000.0  # Hz: the stream holds (max_window + margin) s at this rate
 HISTORY = 20  # outcomes kept
 

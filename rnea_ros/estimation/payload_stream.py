@@ -49,7 +49,7 @@ from rnea_ros.model.robot_model import Payload, RobotModel
 
 __all__ = ["WARMUP_CONSTANTS", "PayloadStream", "lag", "lag_increments"]
 
-WARMUP_CONSTANTS = 5.0  # observer time constants skipped after a reset
+WARMUP_CONSTANTS = 8.0  # observer time constants of samples before a span, for its filters
 
 
 BLOCK = 30.0  # time constants per vectorised block of the lag (e^30 ≈ 1e13: no overflow, no loss)
@@ -58,15 +58,17 @@ BLOCK = 30.0  # time constants per vectorised block of the lag (e^30 ≈ 1e13: n
 def lag(t: np.ndarray, x: np.ndarray, gain: float, derivative: bool) -> np.ndarray:
     """The observer's discrete first-order lag over samples t (N,) of x (N, ...): s_k = α_k s_{k−1}
     + (1 − α_k) d_k, α_k = e^{−gain (t_k − t_{k−1})}, d_k the difference quotient (x_k − x_{k−1}) /
-    Δt (derivative) or the trapezoid ½ (x_k + x_{k−1}); s_0 = 0 (derivative) or x_0: the filter
-    at rest."""
+    Δt (derivative) or the trapezoid ½ (x_k + x_{k−1}); s_0 = d_1: the filter as if its input had
+    been that for long (its error then decays as e^{−gain t} from the change of d)."""
     shape = (-1,) + (1,) * (x.ndim - 1)
     d = np.empty_like(x)
     if derivative:
         d[1:] = (x[1:] - x[:-1]) / np.diff(t).reshape(shape)
     else:
         d[1:] = 0.5 * (x[1:] + x[:-1])
-    return lag_increments(t, d, gain, np.zeros_like(x[0]) if derivative else x[0])
+    if x.shape[0] < 2:
+        return np.zeros_like(x)
+    return lag_increments(t, d, gain, d[1])
 
 
 def lag_increments(t: np.ndarray, d: np.ndarray, gain: float, start: np.ndarray) -> np.ndarray:
@@ -183,6 +185,9 @@ class PayloadStream:
         t = self._t[order]
         first = max(since, t[0] + self.warmup) if t.size else since
         use = order[t >= first - self.warmup]
+        k = self.joints.size
+        if use.size < 2:  # nothing to filter: no sample (the fit refuses)
+            return np.zeros(0), np.zeros((0, k, 10)), np.zeros((0, k)), np.zeros((0, 3))
         t = self._t[use]
         jb, qd, g = self._jb[use], self._qd[use], self._g[use]
         u = np.einsum("nij,nj->ni", jb, qd)
@@ -191,17 +196,13 @@ class PayloadStream:
         yz = bias_regressor(v, w, g)
         jt = np.transpose(jb, (0, 2, 1))
         a = jt @ yd  # J_Bᵀ Y_D
-        if t.size > 1:
-            dt = np.diff(t)[:, None, None]
-            x = np.empty_like(a)  # trapezoid of J̇_Bᵀ Y_D − J_Bᵀ Y_Z, as the observer's
-            z = jt @ yz
-            x[1:] = np.transpose((jb[1:] - jb[:-1]) / dt, (0, 2, 1)) @ (0.5 * (yd[1:] + yd[:-1]))
-            x[1:] -= 0.5 * (z[1:] + z[:-1])
-            x[0] = -z[0]
-            sz = lag_increments(t, x, self.gain, -z[0])
-            w_all = sz - lag(t, a, self.gain, derivative=True)
-        else:
-            w_all = np.zeros_like(a)
+        dt = np.diff(t)[:, None, None]
+        x = np.empty_like(a)  # trapezoid of J̇_Bᵀ Y_D − J_Bᵀ Y_Z, as the observer's
+        z = jt @ yz
+        x[1:] = np.transpose((jb[1:] - jb[:-1]) / dt, (0, 2, 1)) @ (0.5 * (yd[1:] + yd[:-1]))
+        x[1:] -= 0.5 * (z[1:] + z[:-1])
+        x[0] = 0.0
+        w_all = lag_increments(t, x, self.gain, x[1]) - lag(t, a, self.gain, derivative=True)
         b = lag(t, v, self.gain, derivative=True) + lag(t, np.cross(w, v) - g, self.gain, derivative=False)
         directions = b / np.maximum(np.linalg.norm(b, axis=1, keepdims=True), 1e-300)
         keep = t >= first

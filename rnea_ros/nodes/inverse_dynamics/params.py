@@ -254,7 +254,7 @@ PAYLOAD_ESTIMATION_PARAMS = (
         "payload.blend_time",
         "double",
         0.3,
-        "an estimate goes into the model linearly over this time (steps of 10 ms), s; 0: at once",
+        "an estimate goes into the model linearly over this time (steps of 5 ms), s; 0: at once",
         bounds=(0.0, 60.0),
     ),
     Param(
