@@ -208,7 +208,7 @@ class PayloadMonitor:
         self.estimates += 1
         self._finish(Outcome(t, source, estimate.text(), estimate))
         old = current if current is not None and current.mass > 0 else None
-        self.state = "blending"
+        self.state, self.armed = "blending", False
         self._blend = (t, old, target, -math.inf)
         return self._blend_step(t)
 

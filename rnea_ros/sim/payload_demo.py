@@ -81,7 +81,7 @@ def run(c: Config, out: Path, estimation: str, schedule: Schedule, minutes: floa
     processes = Processes(out / "payload_logs")
     try:
         with tempfile.TemporaryDirectory(prefix="rnea_payload_") as tmp:
-            trajectory = FREE_TRAJECTORY if free else TRAJECTORY
+            trajectory = min(FREE_TRAJECTORY, minutes * 60.0) if free else TRAJECTORY
             path = write_parameters(
                 node_parameters(c, estimation, trajectory, not free), Path(tmp) / "params.yaml"
             )
@@ -89,7 +89,7 @@ def run(c: Config, out: Path, estimation: str, schedule: Schedule, minutes: floa
             supervisor = PayloadSupervisor(c, processes, timeout)
             try:
                 if free:
-                    return supervisor.free_run(minutes * 60.0, FREE_TRAJECTORY)
+                    return supervisor.free_run(minutes * 60.0, trajectory)
                 return supervisor.grasp_run(END)
             finally:
                 supervisor.close()
