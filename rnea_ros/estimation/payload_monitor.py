@@ -10,6 +10,13 @@ seconds and more are kept). Then:
   seconds on, an estimate is tried every RETRY seconds until one passes or `max_window` seconds
   have gone by (only "too little rotation" is retried: the arm may still turn the load). A flag
   that drops during the collection ends it: a contact, not a load.
+- auto, refinement: once a load's estimate is in (not a removal) and while the flag stays
+  down, more seconds are collected (as many as before: the data double each time, `window` at
+  least) and the load re-estimated from all its windows together (the targets are absolute:
+  each window's own model payload added back), until they add up to `max_window` seconds; each
+  refined estimate is blended in as the first. Longer data pin down the centre of mass along
+  gravity better (the load's unmodelled inertia and a short window's small rotation bias it by
+  millimetres).
 - An accepted estimate is blended in over `blend` seconds: the payload the model carries goes
   from the old one to the new one linearly in (mass, first moment, inertia about the link origin)
   (`payload.blend_payloads`: a rigid body all along), a step every BLEND_PERIOD seconds, so that
@@ -32,7 +39,13 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from rnea_ros.errors import PayloadRefused, RneaError
-from rnea_ros.estimation.payload import PayloadEstimate, PayloadLimits, blend_payloads
+from rnea_ros.estimation.payload import (
+    PayloadEstimate,
+    PayloadLimits,
+    blend_payloads,
+    fit_payload,
+    payload_parameters,
+)
 from rnea_ros.estimation.payload_stream import PayloadStream
 from rnea_ros.model.robot_model import Payload
 
@@ -66,8 +79,8 @@ class MonitorSettings:
 @dataclass(frozen=True)
 class Outcome:
     """What an estimation ended with, at time `t`: `estimate` (applied) or a refusal (`reason`, a
-    payload.REASONS entry or "busy", "no_data", "other_link"), `text` for people; `source`
-    "auto" or "request"."""
+    payload.REASONS entry or "busy", "no_data", "restart", "cancelled"), `text` for people; `source`
+    "auto", "refined" (auto, more data for the same load) or "request"."""
 
     t: float
     source: str
@@ -88,7 +101,7 @@ class PayloadMonitor:
     def __init__(self, stream: PayloadStream, settings: MonitorSettings) -> None:
         self.stream = stream
         self.settings = settings
-        self.state = "idle"  # idle | holding | collecting | blending | settling
+        self.state = "idle"  # idle | holding | collecting | blending | settling | refining
         self.armed = False  # auto: the flag has been down since the last estimate
         self.outcomes: list[Outcome] = []  # new ones, drained by the caller
         self.history: list[Outcome] = []  # the last HISTORY ones
@@ -99,6 +112,8 @@ class PayloadMonitor:
         self.pending_final: Payload | None = None  # a blend finished: the payload to announce
         self._since = 0.0  # start of the flag (holding) or of the collection
         self._next_try = 0.0
+        self._data: list[tuple[np.ndarray, np.ndarray, np.ndarray, float]] = []  # the load's windows
+        self._refine = False  # the blend in progress is of a load to refine afterwards
         # (start, from, to, time of the last step) while blending
         self._blend: tuple[float, Payload | None, Payload | None, float] | None = None
 
@@ -106,20 +121,33 @@ class PayloadMonitor:
     def link(self) -> str:
         return self.stream.link
 
-    def restart(self) -> None:
-        """The observer restarted (a model change, a gap): forget the samples; a collection ends."""
+    def restart(self, why: str = "", t: float = math.nan) -> None:
+        """The observer restarted (`why`: a model change, a gap): forget the samples; a collection
+        in progress ends (an outcome says why, unless a blend of ours made the change)."""
         self.stream.reset()
+        if self.state == "refining":
+            self.state, self._since = "settling", t  # a fresh window after the restart
         if self.state in ("holding", "collecting"):
+            if self.state == "collecting":
+                self._finish(
+                    Outcome(
+                        t,
+                        "auto",
+                        f"collection abandoned: {why or 'the observer restarted'}",
+                        reason="restart",
+                    )
+                )
             self.state = "idle"
             self.armed = False
 
     def cancel(self, why: str, t: float) -> None:
         """The payload was set otherwise (parameters, ~/payload): a blend or collection ends."""
-        if self.state in ("blending", "holding", "collecting"):
+        if self.state in ("blending", "holding", "collecting", "refining"):
             self._finish(Outcome(t, "auto", f"estimation cancelled: {why}", reason="cancelled"))
         self.state = "idle"
         self.armed = False
         self._blend = None
+        self._data = []
 
     def cycle(
         self, t: float, q: np.ndarray, qd: np.ndarray, residual: np.ndarray, collision: bool,
@@ -132,12 +160,30 @@ class PayloadMonitor:
             return self._blend_step(t)
         if self.state == "settling":
             if t - self._since >= max(self.stream.warmup, self.settings.hold):
-                self.state = "idle"
+                refine = (
+                    self._refine
+                    and self.settings.mode == "auto"
+                    and self._collected() < self.settings.max_window
+                )
+                self.state, self._since = ("refining", t) if refine else ("idle", self._since)
                 self.armed = False
             return None
         if self.settings.mode != "auto":
             self.state = "idle"
             return None
+        if self.state == "refining":
+            if collision:  # something changed again: a new estimation from scratch
+                self.state, self._since, self._data = "holding", t, []
+                return None
+            if t - self._since < self._refine_window():
+                return None
+            try:
+                estimate = self._estimate(self._since, current)
+            except PayloadRefused as exc:
+                self.state, self._data = "idle", []
+                self._finish(Outcome(t, "auto", f"refinement refused: {exc}", reason=exc.reason))
+                return None
+            return self._accept(t, "refined", estimate, current)
         if self.state == "idle":
             if not collision:
                 self.armed = True
@@ -167,8 +213,10 @@ class PayloadMonitor:
         if t < self._next_try:
             return None
         try:
-            estimate = self.stream.estimate(self._since, current, self.settings.limits)
+            self._data = []  # a new load
+            estimate = self._estimate(self._since, current)
         except PayloadRefused as exc:
+            self._data = []
             if exc.reason == "rotation" and t - self._since < self.settings.max_window:
                 self._next_try = t + RETRY
                 return None
@@ -201,10 +249,39 @@ class PayloadMonitor:
         self._finish(outcome)
         return outcome
 
+    def _estimate(self, since: float, current: Payload | None) -> PayloadEstimate:
+        """The load from the stream's samples since `since` and the load's earlier windows (kept
+        when the estimate passes). PayloadRefused with the reason."""
+        t, w, r, directions = self.stream.samples(since)
+        window = (w, r + w @ payload_parameters(current), directions, float(t[-1] - t[0]) if t.size else 0.0)
+        data = [*self._data, window]
+        estimate = fit_payload(
+            np.concatenate([d[0] for d in data]),
+            np.concatenate([d[1] for d in data]),
+            np.concatenate([d[2] for d in data]),
+            self.link,
+            limits=self.settings.limits,
+        )
+        self._data = data
+        return estimate
+
+    def _collected(self) -> float:
+        """Seconds of data behind the load's estimate."""
+        return sum(d[3] for d in self._data)
+
+    def _refine_window(self) -> float:
+        """The next refinement's window: as long as all before it (the data double each time), at
+        least `window`, at most what is left of `max_window`."""
+        collected = self._collected()
+        return max(self.settings.window, min(collected, self.settings.max_window - collected))
+
     def _accept(
         self, t: float, source: str, estimate: PayloadEstimate, current: Payload | None
     ) -> Payload | None:
         target = estimate.payload() if estimate.present else None
+        self._refine = source != "request" and estimate.present
+        if not self._refine:
+            self._data = []
         self.estimates += 1
         self._finish(Outcome(t, source, estimate.text(), estimate))
         old = current if current is not None and current.mass > 0 else None

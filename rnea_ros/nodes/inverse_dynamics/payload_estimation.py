@@ -131,14 +131,19 @@ class PayloadEstimation:
         if not self._origin_ns:
             self._origin_ns = stamp_ns
         gap = (stamp_ns - self._last_ns) * 1e-9
-        restart = (
-            residual is None
-            or cycle.model is not self._model
-            or (self._last_ns and not 0 < gap <= params["observer.max_gap"])
-        )
+        if self._last_ns and gap == 0 and residual is not None and cycle.model is self._model:
+            return  # the same joint_states again (a simulator's resend): nothing new
+        if residual is None:
+            why = "the observer did not run"
+        elif cycle.model is not self._model:
+            why = "the model changed"
+        elif self._last_ns and not 0 < gap <= params["observer.max_gap"]:
+            why = f"joint_states stamps {gap:.3f} s apart (observer.max_gap {params['observer.max_gap']:g} s)"
+        else:
+            why = ""
         self._model, self._last_ns = cycle.model, stamp_ns
-        if restart:
-            monitor.restart()
+        if why:
+            monitor.restart(why, (stamp_ns - self._origin_ns) * 1e-9)
         if residual is None:
             return
         payload = cycle.model.payload

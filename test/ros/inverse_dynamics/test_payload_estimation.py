@@ -223,8 +223,8 @@ def test_auto_estimates_a_grasped_load_blends_it_in_and_removes_it_on_release(fe
     feed.run(0.5)
     assert not feed.payloads
     # grasp: the flag rises, holds, a window later the estimate goes in over BLEND
-    feed.run(HOLD + WINDOW + BLEND + 0.3, LOADED)
-    assert feed.payloads, "no estimate published on ~/payload"
+    feed.run(HOLD + WINDOW + BLEND + 0.05, LOADED)
+    assert len(feed.payloads) == 1, "no estimate published on ~/payload"
     mass, com = _inertia(feed.payloads[-1])
     assert feed.payloads[-1].header.frame_id == LINK
     assert abs(mass - MASS) < 0.002 * MASS and np.linalg.norm(com - COM) < 0.002
@@ -238,14 +238,18 @@ def test_auto_estimates_a_grasped_load_blends_it_in_and_removes_it_on_release(fe
     feed.driver.spin(0.05)
     loaded_gravity = pin.computeGeneralizedGravity(*LOADED, REF.to_pin(q))[REF.idx]
     assert np.max(np.abs(feed.gravity[key] - loaded_gravity)) < 0.003 * np.max(np.abs(loaded_gravity))
-    # its own ~/payload is not taken back as a message: the source stays "estimated"
-    feed.run(0.2, LOADED)
+    # refined from twice, then three times the window (MAX_WINDOW), each published; its own
+    # ~/payload messages are not taken back as messages: the source stays "estimated"
+    feed.run(2 * (WINDOW + BLEND + 0.1) + 0.2, LOADED)
+    assert len(feed.payloads) == 3 and feed.counts()[:2] == (estimates + 3, refusals)
+    assert "refined at" in feed.status("payload estimation")["last_estimate"]
+    mass, com = _inertia(feed.payloads[-1])
+    assert abs(mass - MASS) < 0.002 * MASS and np.linalg.norm(com - COM) < 0.002
     assert "(estimated)" in feed.status(": inverse dynamics")["payload"]
-    # release: the wrench returns, the payload goes out the same way
-    count = len(feed.payloads)
-    feed.run(HOLD + WINDOW + BLEND + 0.3)
-    assert len(feed.payloads) == count + 1 and feed.payloads[-1].inertia.m == 0.0
-    assert feed.counts()[:2] == (estimates + 2, refusals)
+    # release: the wrench returns, the payload goes out the same way (nothing to refine)
+    feed.run(HOLD + WINDOW + BLEND + 0.6)
+    assert len(feed.payloads) == 4 and feed.payloads[-1].inertia.m == 0.0
+    assert feed.counts()[:2] == (estimates + 4, refusals)
     assert feed.status(": inverse dynamics")["payload"] == "none (estimated)"
 
 

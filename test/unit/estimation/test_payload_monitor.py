@@ -109,13 +109,20 @@ def test_auto_grasp_blends_the_estimate_in_linearly_then_waits_for_the_flag() ->
     assert np.max(np.abs(masses - est.mass * (times - times[0]) / SETTINGS.blend)) < 1e-9
     assert all(np.allclose(p.com, est.com) for _, p in h.applied[1:])
     assert h.monitor.pending_final is not None and h.monitor.pending_final.mass == est.mass
-    assert h.monitor.state in ("settling", "idle") and not h.monitor.armed
-    # the model carries the load now: the flag stays down, the monitor re-arms, nothing more
-    h.run(0.5, loaded=True)
-    assert h.monitor.state == "idle" and h.monitor.armed and h.monitor.estimates == 1
-    # release: the same way out
-    h.run(SETTINGS.hold + SETTINGS.window + SETTINGS.blend + 0.1, loaded=False)
-    assert h.monitor.estimates == 2 and h.applied[-1][1].mass == 0.0 and h.monitor.refusals == 0
+    assert h.monitor.state in ("settling", "refining") and not h.monitor.armed
+    # the flag stays down (the model carries the load): the same load re-estimated from twice the
+    # data, then from all max_window s of it, each blended in; then idle, re-armed
+    h.monitor.outcomes.clear()
+    h.run(3.0, loaded=True)
+    refined = [o for o in h.monitor.outcomes if o.source == "refined"]
+    samples = [o.estimate.samples for o in refined]
+    assert len(samples) == 2 and 1.9 < samples[0] / 300 < 2.1 and 2.9 < samples[1] / 300 < 3.1, samples
+    assert all(abs(o.estimate.mass - MASS) < 1e-4 * MASS for o in refined)
+    assert h.monitor.state == "idle" and h.monitor.armed and h.monitor.estimates == 3
+    # release: the same way out, no refinement of nothing
+    h.run(SETTINGS.hold + SETTINGS.window + SETTINGS.blend + 0.5, loaded=False)
+    assert h.monitor.estimates == 4 and h.applied[-1][1].mass == 0.0 and h.monitor.refusals == 0
+    assert h.monitor.state == "idle"
 
 
 def test_a_short_flag_is_a_collision_and_is_ignored() -> None:
@@ -225,8 +232,11 @@ def test_grasp_and_release_of_a_panda_in_mujoco() -> None:
                 applied.append((t, monitor.pending_final))
                 monitor.pending_final = None
         loop.step((samples[0][k], samples[1][k], samples[2][k]))
-    (t_in, grasped), (t_out, released) = applied
+    (t_in, grasped), *refined, (t_out, released) = applied
     assert 3.0 < t_in < 4.5 and abs(grasped.mass - OBJECT.mass) < 0.03 * OBJECT.mass
     assert np.linalg.norm(grasped.com - np.array(OBJECT.com)) < 0.01
+    final = refined[-1][1]  # the same load from all its windows, max_window s
+    assert abs(final.mass - OBJECT.mass) < 0.003 * OBJECT.mass
+    assert np.linalg.norm(final.com - np.array(OBJECT.com)) < 0.001
     assert 7.0 < t_out < 8.5 and released.mass == 0.0
-    assert monitor.refusals == 0 and monitor.estimates == 2
+    assert monitor.refusals == 0 and monitor.estimates == len(applied), [o.text for o in monitor.history]
