@@ -239,7 +239,8 @@ PAYLOAD_ESTIMATION_PARAMS = (
         "payload.estimation_max_window",
         "double",
         3.0,
-        "auto: the longest collection, s, while the rotation is too small for the centre of mass",
+        "auto: the longest collection, s, while the rotation is too small for the centre of mass; and "
+        "the data a load's estimate is refined from (doubling) while it is held",
         bounds=(0.02, 600.0),
     ),
     Param(
