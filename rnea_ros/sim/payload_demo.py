@@ -86,7 +86,7 @@ def run(c: Config, out: Path, estimation: str, schedule: Schedule, minutes: floa
                 node_parameters(c, estimation, trajectory, not free), Path(tmp) / "params.yaml"
             )
             start(processes, path, schedule)
-            supervisor = PayloadSupervisor(c, processes, timeout)
+            supervisor = PayloadSupervisor(c, processes, timeout, estimation != "off")
             try:
                 if free:
                     return supervisor.free_run(minutes * 60.0, trajectory)

@@ -19,13 +19,15 @@ from rnea_ros.sim.scenario import NODE, TAIL, Config
 from rnea_ros.sim.supervisor import Supervisor
 
 MULTISINE = "/multisine_trajectory"
+STATUS_WAIT = 5.0  # s
 
 
 class PayloadSupervisor(Supervisor):
     """One payload demo run; every wait bounded as the Supervisor's."""
 
-    def __init__(self, config: Config, processes: Processes | None, timeout: float) -> None:
+    def __init__(self, config: Config, processes: Processes | None, timeout: float, estimation: bool) -> None:
         super().__init__(config, processes, timeout, record_terms=False)
+        self.estimation = estimation
         self.estimates: list[tuple[float, float, np.ndarray]] = []  # (plant s, kg, com m)
         self.status: dict[str, str] = {}
         self.peak_ratio = 0.0
@@ -48,7 +50,11 @@ class PayloadSupervisor(Supervisor):
                 self.peak_ratio = max(self.peak_ratio, *peaks)
 
     def _result(self, recording, seconds: float) -> Run:
-        self._spin_until(lambda: bool(self.status), "a payload estimation status", stall=False)
+        """The run's Run; with estimation on, after its status has come (at most STATUS_WAIT s:
+        the node publishes /diagnostics every second)."""
+        if self.estimation:
+            end = time.monotonic() + STATUS_WAIT
+            self._spin_until(lambda: bool(self.status) or time.monotonic() > end, "a status", stall=False)
         return Run(recording, list(self.estimates), dict(self.status), self.peak_ratio, seconds)
 
     def grasp_run(self, end: float) -> Run:

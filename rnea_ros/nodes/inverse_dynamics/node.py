@@ -641,8 +641,9 @@ class InverseDynamicsNode(Node):
             cache = loaded.cache
             fresh = cache.effort_stamp == cache.stamp
             r = self._contact.cycle(cycle, self._params, q, qd, cache.effort, fresh, msg.header, stamp)
-            if self._params["payload.estimation"] != "off":
-                self._payload_estimation.cycle(  # type: ignore[union-attr]  # created in _start
+            estimation = self._payload_estimation
+            if estimation is not None and (self._params["payload.estimation"] != "off" or estimation.busy):
+                estimation.cycle(
                     cycle, loaded.base, self._params, q, qd, r, self._contact.collision, msg.header, stamp
                 )
 

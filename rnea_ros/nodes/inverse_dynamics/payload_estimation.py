@@ -35,6 +35,7 @@ from rnea_ros.nodes.inverse_dynamics.cycle_model import CycleModel
 from rnea_ros.ros.diagnostics import status
 
 OFF = "off"
+ECHOES = 5  # own ~/payload messages recognised when they come back
 
 
 def check(params: dict, model: RobotModel | None = None) -> None:
@@ -90,7 +91,7 @@ class PayloadEstimation:
         self._origin_ns = 0  # times are seconds from the first stamp (precision)
         self._last_ns = 0
         self._current: Payload | None = None  # the model's payload on the link at the last cycle
-        self._published: tuple | None = None  # the last ~/payload sent: its fields (echo check)
+        self._published: list[tuple] = []  # the last ECHOES ~/payload sent: their fields (echo check)
         self._pub = node.create_publisher(InertiaStamped, "~/payload", 10)
         self._srv = node.create_service(Trigger, "~/estimate_payload", self._on_request)
         self.problem = ""
@@ -184,14 +185,19 @@ class PayloadEstimation:
         tensor = np.asarray(payload.inertia, dtype=float)
         i.ixx, i.ixy, i.ixz = float(tensor[0, 0]), float(tensor[0, 1]), float(tensor[0, 2])
         i.iyy, i.iyz, i.izz = float(tensor[1, 1]), float(tensor[1, 2]), float(tensor[2, 2])
-        self._published = _fields(msg)
+        self._published = [*self._published[-ECHOES + 1 :], _fields(msg)]
         self._pub.publish(msg)
         what = "removed" if payload.mass <= 0 else f"{payload.mass:.4g} kg on {payload.link}"
         self._node.get_logger().info(f"payload estimate in force: {what} (published on ~/payload)")
 
     def is_echo(self, msg: InertiaStamped) -> bool:
-        """Whether a ~/payload message is this node's own last estimate."""
-        return self._published is not None and _fields(msg) == self._published
+        """Whether a ~/payload message is one of this node's own last estimates."""
+        return _fields(msg) in self._published
+
+    @property
+    def busy(self) -> bool:
+        """Whether an estimate is being blended in (it finishes even if estimation is switched off)."""
+        return self._monitor is not None and self._monitor.state == "blending"
 
     def cancel(self, why: str) -> None:
         """The payload was set otherwise: a blend or a collection in progress ends."""
