@@ -132,7 +132,9 @@ class InverseDynamicsNode(Node):
         self._imu = ImuGravity()  # gravity_source imu_*: the gravity from ~/imu
         self._base = BaseStateInput()  # root_joint floating | planar: ~/odometry and ~/imu
         self._contacts = ContactOutputs(self)  # root_joint floating | planar: contacts out
-        self.add_pre_set_parameters_callback(parameters.as_schema_types(INVERSE_DYNAMICS))
+        # one pre-set callback: rclpy calls each with the original list and joins their results
+        as_schema = parameters.as_schema_types(INVERSE_DYNAMICS)
+        self.add_pre_set_parameters_callback(lambda ps: payload_estimation.off_as_string(as_schema(ps)))
         self.add_on_set_parameters_callback(self._on_set_parameters)
         self.add_post_set_parameters_callback(self._guard("parameters", self._on_parameters_set))
         if not managed:

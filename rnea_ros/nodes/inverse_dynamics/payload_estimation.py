@@ -23,6 +23,7 @@ import numpy as np
 from diagnostic_msgs.msg import DiagnosticStatus
 from geometry_msgs.msg import InertiaStamped
 from rclpy.node import Node
+from rclpy.parameter import Parameter
 from std_msgs.msg import Header
 from std_srvs.srv import Trigger
 
@@ -59,6 +60,17 @@ def check(params: dict, model: RobotModel | None = None) -> None:
             raise ParameterError(
                 "payload.link", f"link '{link}' is not a link of the model that a joint moves"
             )
+
+
+def off_as_string(params: list[Parameter]) -> list[Parameter]:
+    """A pre-set parameters callback: `payload.estimation` set to false (what YAML, and so
+    `ros2 param set ... payload.estimation off`, makes of an unquoted off) is "off"."""
+    return [
+        Parameter(p.name, Parameter.Type.STRING, OFF)
+        if p.name == "payload.estimation" and p.type_ == Parameter.Type.BOOL and p.value is False
+        else p
+        for p in params
+    ]
 
 
 def settings_of(params: dict) -> MonitorSettings:
@@ -272,4 +284,4 @@ def _fields(msg: InertiaStamped) -> tuple:
     )  # fmt: skip
 
 
-__all__ = ["PayloadEstimation", "check", "settings_of"]
+__all__ = ["PayloadEstimation", "check", "off_as_string", "settings_of"]

@@ -93,7 +93,7 @@ class Feed:
     def _on_gravity(self, msg: JointState) -> None:
         self.gravity[(msg.header.stamp.sec, msg.header.stamp.nanosec)] = np.array(msg.effort)
 
-    def send(self, q, qd, effort, timeout: float = 5.0) -> tuple[int, int]:
+    def send(self, q, qd, effort, timeout: float = 30.0) -> tuple[int, int]:
         self.t += PERIOD
         msg = self.driver.state(NAMES, q, qd, stamp=False)
         msg.effort = [float(x) for x in effort]
@@ -343,10 +343,23 @@ def test_the_service_estimates_answers_and_applies(feed: Feed) -> None:
 
 
 def test_the_service_says_when_estimation_is_off(feed: Feed) -> None:
-    _set(feed, {"payload.estimation": "off"})
+    _set(feed, {"payload.estimation": False})  # `ros2 param set ... payload.estimation off`: YAML's false
     try:
         answer = feed.request()
         assert not answer.success and answer.message == "payload.estimation is off"
+    finally:
+        _set(feed, {"payload.estimation": "auto"})
+
+
+def test_an_estimate_being_blended_in_finishes_when_estimation_is_switched_off(feed: Feed) -> None:
+    feed.reset()
+    feed.run(HOLD + WINDOW + 0.03, LOADED)  # the estimate came a few ms ago: blending
+    assert feed.status("payload estimation")["state"] == "blending" and not feed.payloads
+    _set(feed, {"payload.estimation": "off"})
+    try:
+        feed.run(BLEND + 0.05, LOADED)
+        assert len(feed.payloads) == 1 and abs(feed.payloads[0].inertia.m - MASS) < 0.002 * MASS
+        assert "(estimated)" in feed.status(": inverse dynamics")["payload"]
     finally:
         _set(feed, {"payload.estimation": "auto"})
 
