@@ -99,6 +99,7 @@ class PayloadEstimation:
         self._apply = apply
         self._monitor: PayloadMonitor | None = None
         self._key: tuple | None = None  # what the monitor's stream was built for
+        self._params: dict | None = None  # the parameters the monitor's settings come from
         self._model: RobotModel | None = None  # the cycle's model at the last cycle
         self._origin_ns = 0  # times are seconds from the first stamp (precision)
         self._last_ns = 0
@@ -111,6 +112,14 @@ class PayloadEstimation:
     # --- per cycle ------------------------------------------------------------------------
 
     def _monitor_for(self, cycle: CycleModel, params: dict, base: RobotModel) -> PayloadMonitor:
+        if (
+            self._monitor is not None
+            and self._key is not None
+            and params is self._params
+            and base is self._key[0]
+        ):
+            return self._monitor  # the node replaces its parameter dict on every change
+        self._params = params
         gains = np.asarray(params["observer.gain"], dtype=float)
         link = params["payload.link"] or params["tip_link"]
         settings = settings_of(params)

@@ -93,8 +93,10 @@ class Feed:
     def _on_gravity(self, msg: JointState) -> None:
         self.gravity[(msg.header.stamp.sec, msg.header.stamp.nanosec)] = np.array(msg.effort)
 
-    def send(self, q, qd, effort, timeout: float = 30.0) -> tuple[int, int]:
-        self.t += PERIOD
+    def send(self, q, qd, effort, timeout: float = 30.0, again: bool = False) -> tuple[int, int]:
+        """One joint_states 1 ms after the last (again: at the same time, as a simulator resends
+        an unanswered state) and its answer."""
+        self.t += 0.0 if again else PERIOD
         msg = self.driver.state(NAMES, q, qd, stamp=False)
         msg.effort = [float(x) for x in effort]
         key = divmod(round(self.t * 1e9), 1_000_000_000)
@@ -251,6 +253,18 @@ def test_auto_estimates_a_grasped_load_blends_it_in_and_removes_it_on_release(fe
     assert len(feed.payloads) == 4 and feed.payloads[-1].inertia.m == 0.0
     assert feed.counts()[:2] == (estimates + 4, refusals)
     assert feed.status(": inverse dynamics")["payload"] == "none (estimated)"
+
+
+def test_a_resent_joint_states_does_not_end_a_collection(feed: Feed) -> None:
+    feed.reset()
+    estimates, refusals, _ = feed.counts()
+    feed.run(0.2)
+    feed.run(HOLD + 0.1, LOADED)  # collecting
+    q, qd, qdd = motion(feed.t)
+    for _ in range(3):
+        feed.send(q, qd, efforts(q, qd, qdd, LOADED), again=True)
+    feed.run(WINDOW + BLEND, LOADED)
+    assert len(feed.payloads) == 1 and feed.counts()[:2] == (estimates + 1, refusals)
 
 
 def test_a_collision_pulse_is_ignored(feed: Feed) -> None:
