@@ -68,7 +68,7 @@ class Overrides:
                 out, wrenches=MappingProxyType({k: v for k, v in self.wrenches.items() if k != tip})
             )
         if any(n in PAYLOAD_PARAMS for n in names):
-            out = replace(out, payload=None)
+            out = replace(out, payload=None, payload_source=NONE.payload_source)
         return out
 
     def fitting(self, base: RobotModel) -> tuple[Overrides, list[str]]:
@@ -79,7 +79,8 @@ class Overrides:
         if payload is not None and payload.mass > 0 and payload.link not in base.link_frames:
             dropped.append(f"~/payload on '{payload.link}'")
             payload = None
-        return Overrides(MappingProxyType(wrenches), payload, self.payload_source), [
+        source = self.payload_source if payload is not None else NONE.payload_source
+        return Overrides(MappingProxyType(wrenches), payload, source), [
             f"{d}: the new model has no such link" for d in dropped
         ]
 
