@@ -257,16 +257,22 @@ def plot(grasp: Run, off: Run | None, path: Path, title: str) -> Path:
     ax[0].set_ylabel(f"tracking error (deg)\nlargest joint's RMS over {LEVEL_WINDOW:g} s")
     truth = np.where((rec.t >= GRASP_AT) & (rec.t < RELEASE_AT), OBJECT.mass, 0.0)
     ax[1].plot(rec.t, truth, "k", lw=1.0, label="mass welded to the hand (MuJoCo)")
-    times = [START, *[t for t, _, _ in grasp.estimates], rec.t[-1]]
-    masses = [0.0, *[m for _, m, _ in grasp.estimates]]
-    ax[1].step(
-        times[:-1] + [times[-1]],
-        masses + [masses[-1]],
-        where="post",
-        color="C3",
-        lw=1.2,
-        label="estimate in force (~/payload)",
-    )
+    blend = float(ESTIMATION["payload.blend_time"])
+    times, masses = [START], [0.0]  # the model's payload: each estimate blended in, ending at its message
+    for t_, m, _ in grasp.estimates:
+        times += [t_ - blend, t_]
+        masses += [masses[-1], m]
+    times.append(float(rec.t[-1]))
+    masses.append(masses[-1])
+    ax[1].plot(times, masses, color="C3", lw=1.2, label="payload in the node's model (estimated, blended in)")
+    com = [(t_, 100 * c[2]) for t_, m, c in grasp.estimates if m > 0]
+    if com:
+        twin = ax[1].twinx()
+        twin.plot(*zip(*com, strict=True), "o", color="C0", ms=3, label="estimated centre of mass z")
+        twin.axhline(100 * OBJECT.com[2], color="C0", lw=0.6, ls="--")
+        twin.set_ylabel("centre of mass z (cm)", color="C0")
+        twin.set_ylim(0, 10)
+        twin.legend(loc="center right", fontsize=8)
     ax[1].set_ylabel("payload mass (kg)")
     ax[2].plot(rec.t, rec.applied if rec.applied is not None else np.zeros_like(rec.t), lw=0.6)
     ax[2].set_ylabel("applied effort (N m)")
@@ -280,7 +286,7 @@ def plot(grasp: Run, off: Run | None, path: Path, title: str) -> Path:
             name, (x, 1.0), xycoords=("data", "axes fraction"), va="bottom", ha="center", fontsize=8
         )
     ax[0].legend(loc="upper right", fontsize=8)
-    ax[1].legend(loc="upper right", fontsize=8)
+    ax[1].legend(loc="upper left", fontsize=8)
     fig.suptitle(title)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -786,6 +786,7 @@ def _checked(params: dict) -> dict:
         )
     if not any(params["tip_apparent_mass.direction"]):
         raise ParameterError("tip_apparent_mass.direction", "must not be zero")
+    payload_estimation.check(params)  # without the model (its link: once it is loaded)
     if params["root_joint"] != "fixed":
         contacts_of(params, None)  # the contacts.* parameters agree with each other
         if params["gravity_source"] != "parameter":
