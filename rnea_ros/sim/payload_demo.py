@@ -211,6 +211,7 @@ def table(figures: dict[str, Any]) -> str:
         f"largest error within 2 s {g['kick']:.3f} deg (target <= 1)",
         f"collision pulse at {PULSE_AT:g} s: {g['estimates_before_grasp']} estimate(s), "
         f"{g['collisions_ignored']} flag(s) ignored; refusals in the run: {g['refusals']}",
+        f"command latency (joint_states published -> its command received) p50 {g['latency_ms_p50']:.2f} ms",
     ]
     steps = g["command_step"]
     if steps:
@@ -349,6 +350,8 @@ def main(argv: list[str] | None = None) -> int:
                 "refusals": int(free.status.get("refusals", "0")),
                 "collisions_ignored": int(free.status.get("collisions_ignored", "0")),
                 "peak_ratio": free.peak_ratio,
+                "peak_at": free.peak_at[0],
+                "peak_per_joint": free.peak_at[1],
             }
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)

@@ -50,6 +50,8 @@ class Run:
     status: dict[str, str] = field(default_factory=dict)
     peak_ratio: float = 0.0  # largest |r| / collision threshold seen on /diagnostics
     seconds: float = 0.0  # plant seconds run
+    # (plant s at the end of the diagnostics period, its peak |r| / threshold per joint)
+    peak_at: tuple[float, list[float]] = (float("nan"), [])
 
 
 def config(lockstep: bool, seed: int = 0) -> Config:

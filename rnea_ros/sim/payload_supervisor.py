@@ -31,6 +31,7 @@ class PayloadSupervisor(Supervisor):
         self.estimates: list[tuple[float, float, np.ndarray]] = []  # (plant s, kg, com m)
         self.status: dict[str, str] = {}
         self.peak_ratio = 0.0
+        self.peak_at: tuple[float, list[float]] = (float("nan"), [])  # (plant s, per joint)
         self.node.create_subscription(InertiaStamped, f"{NODE}/payload", self._on_payload, 10)
         self.seed_client = self.node.create_client(SetParameters, f"{MULTISINE}/set_parameters")
 
@@ -47,7 +48,9 @@ class PayloadSupervisor(Supervisor):
                 self.status = values
             elif status.name.endswith(": contact") and values.get("peak_ratio_to_threshold"):
                 peaks = [float(x) for x in values["peak_ratio_to_threshold"].split(",")]
-                self.peak_ratio = max(self.peak_ratio, *peaks)
+                if max(peaks) > self.peak_ratio:  # where: the diagnostics period ending then
+                    self.peak_ratio = max(peaks)
+                    self.peak_at = (self.plant_time(stamp_ns(msg.header.stamp)), peaks)
 
     def _result(self, recording, seconds: float) -> Run:
         """The run's Run; with estimation on, after its status has come (at most STATUS_WAIT s:
@@ -55,7 +58,7 @@ class PayloadSupervisor(Supervisor):
         if self.estimation:
             end = time.monotonic() + STATUS_WAIT
             self._spin_until(lambda: bool(self.status) or time.monotonic() > end, "a status", stall=False)
-        return Run(recording, list(self.estimates), dict(self.status), self.peak_ratio, seconds)
+        return Run(recording, list(self.estimates), dict(self.status), self.peak_ratio, seconds, self.peak_at)
 
     def grasp_run(self, end: float) -> Run:
         """One multi-sine from START over the schedule, until plant time `end`."""
