@@ -147,11 +147,9 @@ class PayloadEstimate:
 
 def _cross(v: np.ndarray) -> np.ndarray:
     """[v]× for (..., 3) → (..., 3, 3)."""
-    out = np.zeros((*v.shape[:-1], 3, 3))
-    out[..., 0, 1], out[..., 0, 2] = -v[..., 2], v[..., 1]
-    out[..., 1, 0], out[..., 1, 2] = v[..., 2], -v[..., 0]
-    out[..., 2, 0], out[..., 2, 1] = -v[..., 1], v[..., 0]
-    return out
+    x, y, z = v[..., 0], v[..., 1], v[..., 2]
+    zero = np.zeros_like(x)
+    return np.stack((zero, -z, y, z, zero, -x, -y, x, zero), axis=-1).reshape(*v.shape[:-1], 3, 3)
 
 
 def _fill_inertia_map(out: np.ndarray, x: np.ndarray) -> None:

@@ -155,6 +155,7 @@ class PayloadMonitor:
     ) -> Payload | None:  # fmt: skip
         """One cycle at time t: the state and the observer's r (model order), its collision flag
         and the payload the model carries now (None: none). Returns a payload to apply now."""
+        self.stream.eager = self.settings.mode == "auto" and self.state != "idle"
         self.stream.update(t, q, qd, residual)
         if self.state == "blending":
             return self._blend_step(t)
@@ -174,6 +175,7 @@ class PayloadMonitor:
         if self.state == "refining":
             if collision:  # something changed again: a new estimation from scratch
                 self.state, self._since, self._data = "holding", t, []
+                self.stream.skip_before(t - self.stream.warmup)
                 return None
             if t - self._since < self._refine_window():
                 return None
@@ -189,6 +191,7 @@ class PayloadMonitor:
                 self.armed = True
             elif self.armed:
                 self.state, self._since = "holding", t
+                self.stream.skip_before(t - self.stream.warmup)  # not an idle stretch's backlog
             return None
         if self.state == "holding":
             if not collision:

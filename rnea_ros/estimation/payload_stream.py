@@ -19,8 +19,12 @@ the lag another ~1 %). The joints that move the link give the rows. One gain K_O
 chain (with per-joint gains, the median).
 
 The rotation check uses the load's apparent gravity b = v̇ + ω × v − Rᵀg (link axes), filtered
-the same way. The first WARMUP_CONSTANTS / K_O seconds after a reset are not used (the observer
-and these filters converge from their start). A ring buffer keeps the last `capacity` samples.
+the same way. The filters run from the stream's first sample (after a reset: a model change, a
+gap), started at rest on their first input; the first WARMUP_CONSTANTS / K_O seconds are not used
+(the observer and these filters converge from their start). Each cycle only stores its sample;
+the regressor and the lag are computed once per sample, when samples are asked for or, `eager`,
+BATCH samples at a time. A ring buffer keeps the last `capacity` samples (older ones not yet
+processed: the filters start again from the oldest held).
 
 Units: s, rad, m, N, N m, 1/s.
 """
@@ -47,7 +51,7 @@ from rnea_ros.estimation.payload import (
 )
 from rnea_ros.model.robot_model import Payload, RobotModel
 
-__all__ = ["WARMUP_CONSTANTS", "PayloadStream", "lag", "lag_increments"]
+__all__ = ["BATCH", "WARMUP_CONSTANTS", "PayloadStream", "lag", "lag_increments"]
 
 WARMUP_CONSTANTS = 8.0  # observer time constants of samples before a span, for its filters
 
@@ -92,11 +96,16 @@ def lag_increments(t: np.ndarray, d: np.ndarray, gain: float, start: np.ndarray)
     return out
 
 
+BATCH = 50  # samples processed (regressor and lag) together while `eager`
+
+
 class PayloadStream:
     """`update(t, q, qd, r)` once per cycle (model order; r: the observer's external torques);
     `estimate()` over the samples of a time span. The link must move with a joint of a model with
-    a fixed root. Each cycle only stores the link's Jacobian, velocity, gravity and r; the
-    regressor and the lag are computed for the span an estimate uses."""
+    a fixed root. Each cycle stores the link's Jacobian, velocity, gravity and r; the samples not
+    processed yet get their regressor W and its lag when samples are asked for, or, `eager`, every
+    BATCH samples as they come (while an estimation is under way: the cycle that estimates then
+    only fits); the filters go on from the last processed sample."""
 
     def __init__(
         self, model: RobotModel, link: str, gain: float, capacity: int, *, gravity: npt.ArrayLike = GRAVITY
@@ -108,8 +117,8 @@ class PayloadStream:
             raise RneaError(f"link '{link}' is fixed to the root: no joint carries a payload there")
         if not (math.isfinite(gain) and gain > 0):
             raise RneaError(f"observer gain must be finite and > 0, got {gain!r}")
-        if capacity < 2:
-            raise RneaError(f"capacity must be at least 2 samples, got {capacity}")
+        if capacity < 2 * BATCH:
+            raise RneaError(f"capacity must be at least {2 * BATCH} samples, got {capacity}")
         g = np.array(gravity, dtype=float).reshape(-1)
         if g.shape != (3,) or not np.isfinite(g).all() or not np.linalg.norm(g) > 0:
             raise RneaError(f"gravity must be 3 finite values, not zero, got {gravity!r}")
@@ -129,17 +138,29 @@ class PayloadStream:
         self._g = np.zeros((capacity, 3))  # gravity, link axes
         self._qd = np.zeros((capacity, k))
         self._r = np.zeros((capacity, k))
+        self._w = np.zeros((capacity, k, 10))  # W, once processed
+        self._u = np.zeros((capacity, 3))  # direction of the lagged apparent gravity b, once processed
+        self._ok = np.zeros(capacity, dtype=bool)  # processed, and past its filters' warm-up
         self.reset()
 
     @property
     def warmup(self) -> float:
-        """Seconds of samples before a span that its filters need to converge."""
+        """Seconds after a reset whose samples are not used (the observer and these filters
+        converge from their start)."""
         return WARMUP_CONSTANTS / self.gain
+
+    eager = False  # process every BATCH samples as they come (else when samples are asked for)
 
     def reset(self) -> None:
         """Forget every sample (after an observer restart)."""
         self._count = 0  # samples since the reset; the newest at (count − 1) % capacity
+        self._done = 0  # samples processed (W and the direction of b) or skipped
+        self._ok[:] = False
         self._last = -math.inf
+        self._start = math.nan  # time of the first sample since the reset
+        # the last processed sample's t, J_B, Y_D, J_Bᵀ Y_D, J_Bᵀ Y_Z, v, ω × v − g and the
+        # filters' state there (lag of d(J_Bᵀ Y_D)/dt, of the trapezoid part, of dv/dt, of ω × v − g)
+        self._prev: tuple | None = None
 
     def __len__(self) -> int:
         return min(self._count, self.capacity)
@@ -149,7 +170,10 @@ class PayloadStream:
         time that does not advance is ignored."""
         if not t > self._last:
             return
+        if self._count == 0:
+            self._start = t
         self._last = t
+        self._ok[self._count % self.capacity] = False
         LINK_JACOBIAN.call(self._tree, q, self._data.ws, self._point, self._pos, self._rot, self._jac)
         jac = self._jac.reshape(6, -1)[:, self.joints]
         rt = (self._rot.reshape(3, 3) @ self._frame_rotation).T  # root → link axes
@@ -162,6 +186,67 @@ class PayloadStream:
         self._qd[i] = qd[self.joints]
         self._r[i] = residual[self.joints]
         self._count += 1
+        if self.eager and self._count - self._done >= BATCH:
+            self._process()
+
+    def skip_before(self, t: float) -> None:
+        """Samples older than `t` (s) not processed yet never will be: the filters start again from
+        the first one at or after it (what an estimation about to start needs, without the backlog
+        of an idle stretch)."""
+        first = max(self._done, self._count - self.capacity)
+        if first >= self._count or self._t[first % self.capacity] >= t:
+            return
+        times = self._t[np.arange(first, self._count) % self.capacity]
+        skip = first + int(np.searchsorted(times, t))
+        self._prev, self._done = None, skip  # the skipped ones stay not ok
+        if skip < self._count:
+            self._start = float(self._t[skip % self.capacity])
+
+    def _process(self) -> None:
+        """W and the direction of b for the samples not processed yet (see the module docstring),
+        the filters going on from the last processed sample (the first two start them)."""
+        first = max(self._done, self._count - self.capacity)
+        if first > self._done:  # samples overwritten before processing: the filters start again
+            self._prev, self._done = None, first
+            self._start = float(self._t[first % self.capacity])
+        if self._count - first < (1 if self._prev is not None else 2):
+            return
+        index = np.arange(first, self._count) % self.capacity
+        t, jb, qd, g = self._t[index], self._jb[index], self._qd[index], self._g[index]
+        u = np.einsum("nij,nj->ni", jb, qd)
+        v, w = u[:, :3], u[:, 3:]
+        yd = momentum_regressor(v, w)
+        jt = np.transpose(jb, (0, 2, 1))
+        a = jt @ yd  # J_Bᵀ Y_D
+        z = jt @ bias_regressor(v, w, g)  # J_Bᵀ Y_Z
+        bz = np.cross(w, v) - g
+        prev = self._prev
+        if prev is not None:  # the last processed sample ahead of these
+            t = np.concatenate(([prev[0]], t))
+            jb, yd, a, z = (
+                np.concatenate((p[None], x)) for p, x in zip(prev[1:5], (jb, yd, a, z), strict=True)
+            )
+            v, bz = np.concatenate((prev[5][None], v)), np.concatenate((prev[6][None], bz))
+        dt = np.diff(t)
+        da = (a[1:] - a[:-1]) / dt[:, None, None]
+        dx = np.transpose((jb[1:] - jb[:-1]) / dt[:, None, None], (0, 2, 1)) @ (0.5 * (yd[1:] + yd[:-1]))
+        dx -= 0.5 * (z[1:] + z[:-1])
+        dv = (v[1:] - v[:-1]) / dt[:, None]
+        db = 0.5 * (bz[1:] + bz[:-1])
+        # the four filters as one (N, 146): their state at the last processed sample, or at rest on
+        # their first input (s_0 = d_1)
+        m, k = dv.shape[0], self.joints.size
+        d = np.concatenate((da.reshape(m, -1), dx.reshape(m, -1), dv, db), axis=1)
+        state = d[0] if prev is None else prev[7]
+        lagged = lag_increments(t, np.concatenate((state[None], d)), self.gain, state)
+        out = lagged[1:] if prev is not None else lagged
+        n_a = 10 * k
+        self._w[index] = (out[:, n_a : 2 * n_a] - out[:, :n_a]).reshape(-1, k, 10)
+        self._ok[index] = self._t[index] >= self._start + self.warmup
+        b = out[:, 2 * n_a : 2 * n_a + 3] + out[:, 2 * n_a + 3 :]
+        self._u[index] = b / np.maximum(np.linalg.norm(b, axis=1, keepdims=True), 1e-300)
+        self._prev = (t[-1], jb[-1], yd[-1], a[-1], z[-1], v[-1], bz[-1], lagged[-1].copy())
+        self._done = self._count
 
     def _order(self) -> np.ndarray:
         n = len(self)
@@ -174,39 +259,27 @@ class PayloadStream:
         return self._t[self._order()]
 
     def span(self) -> float:
-        """Seconds an estimate could use now (the samples held less the filters' warm-up)."""
-        t = self.times()
-        return max(float(t[-1] - t[0]) - self.warmup, 0.0) if t.size > 1 else 0.0
+        """Seconds an estimate could use now: from the oldest usable sample (processed and past
+        its filters' warm-up, or, not processed yet, past the warm-up from the oldest held or the
+        filters' last start) to the newest held."""
+        order = self._order()
+        if order.size < 2:
+            return 0.0
+        t = self._t[order]
+        first = max(float(t[0]), self._start) + self.warmup
+        ok = t[self._ok[order]]
+        if ok.size:
+            first = min(first, float(ok[0]))
+        return max(float(t[-1]) - first, 0.0)
 
     def samples(self, since: float = -math.inf) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """(t (N,), W (N, k, 10), r (N, k), directions of b (N, 3)) of the samples from `since`
-        (s), the filters run from `warmup` seconds before (or the oldest sample held)."""
+        """(t (N,), W (N, k, 10), r (N, k), directions of b (N, 3)) of the usable samples held
+        from time `since` (s)."""
+        self.skip_before(since - self.warmup)
+        self._process()
         order = self._order()
-        t = self._t[order]
-        first = max(since, t[0] + self.warmup) if t.size else since
-        use = order[t >= first - self.warmup]
-        k = self.joints.size
-        if use.size < 2:  # nothing to filter: no sample (the fit refuses)
-            return np.zeros(0), np.zeros((0, k, 10)), np.zeros((0, k)), np.zeros((0, 3))
-        t = self._t[use]
-        jb, qd, g = self._jb[use], self._qd[use], self._g[use]
-        u = np.einsum("nij,nj->ni", jb, qd)
-        v, w = u[:, :3], u[:, 3:]
-        yd = momentum_regressor(v, w)
-        yz = bias_regressor(v, w, g)
-        jt = np.transpose(jb, (0, 2, 1))
-        a = jt @ yd  # J_Bᵀ Y_D
-        dt = np.diff(t)[:, None, None]
-        x = np.empty_like(a)  # trapezoid of J̇_Bᵀ Y_D − J_Bᵀ Y_Z, as the observer's
-        z = jt @ yz
-        x[1:] = np.transpose((jb[1:] - jb[:-1]) / dt, (0, 2, 1)) @ (0.5 * (yd[1:] + yd[:-1]))
-        x[1:] -= 0.5 * (z[1:] + z[:-1])
-        x[0] = 0.0
-        w_all = lag_increments(t, x, self.gain, x[1]) - lag(t, a, self.gain, derivative=True)
-        b = lag(t, v, self.gain, derivative=True) + lag(t, np.cross(w, v) - g, self.gain, derivative=False)
-        directions = b / np.maximum(np.linalg.norm(b, axis=1, keepdims=True), 1e-300)
-        keep = t >= first
-        return t[keep], w_all[keep], self._r[use][keep], directions[keep]
+        keep = order[self._ok[order] & (self._t[order] >= since)]
+        return self._t[keep], self._w[keep], self._r[keep], self._u[keep]
 
     def estimate(
         self,
