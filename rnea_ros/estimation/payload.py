@@ -337,13 +337,17 @@ def fit_payload(
     *,
     groups: npt.ArrayLike | None = None,
     scale: npt.ArrayLike | None = None,
+    observed: np.ndarray | None = None,
     inertia: bool = False,
     limits: PayloadLimits = DEFAULT_LIMITS,
 ) -> PayloadEstimate:
     """The payload π explaining `targets` (N, R) = `regressor` (N, R, 10) π: R rows per sample
     (a wrench's 6, or external joint torques), `directions` (N, 3) the load's apparent gravity
     b / |b| per sample (the rotation check). Rows of one `groups` entry (R,) share a noise level
-    (default: one group per row); `scale` (R,) weights the first pass (default 1). See the
+    (default: one group per row); `scale` (R,) weights the first pass (default 1). `observed`
+    (N, R): what was measured when the targets add a payload already modelled (the observer's r:
+    a release is a change as large as the load, towards no load); the mismatch is the residual
+    over the largest of the targets, what was observed and a `min_mass` load's. See the
     module docstring; PayloadRefused with the reason when the window cannot tell."""
     y_all = np.asarray(regressor, dtype=float)
     f_all = np.asarray(targets, dtype=float)
@@ -363,7 +367,8 @@ def fit_payload(
     # pass 1 (scale); pass 2: each group by its residual's RMS
     pi, residual, _ = _weighted_fit(y_all, f_all, first, columns)
     floor = limits.min_mass * y_all[:, :, 0]  # what a load of min_mass at the link origin gives
-    mismatch = _rms(residual * first) / max(_rms(f_all * first), _rms(floor * first), 1e-300)
+    seen = 0.0 if observed is None else _rms(np.asarray(observed, dtype=float) * first)
+    mismatch = _rms(residual * first) / max(_rms(f_all * first), seen, _rms(floor * first), 1e-300)
     second = np.empty(rows)
     tiny = 1e-12 * max(_rms(f_all), _rms(floor), 1e-300)
     for g in np.unique(group):

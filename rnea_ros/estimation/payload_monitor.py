@@ -112,7 +112,8 @@ class PayloadMonitor:
         self.pending_final: Payload | None = None  # a blend finished: the payload to announce
         self._since = 0.0  # start of the flag (holding) or of the collection
         self._next_try = 0.0
-        self._data: list[tuple[np.ndarray, np.ndarray, np.ndarray, float]] = []  # the load's windows
+        # the load's windows: (W, targets, directions, seconds, the observer's r)
+        self._data: list[tuple[np.ndarray, np.ndarray, np.ndarray, float, np.ndarray]] = []
         self._refine = False  # the blend in progress is of a load to refine afterwards
         # (start, from, to, time of the last step) while blending
         self._blend: tuple[float, Payload | None, Payload | None, float] | None = None
@@ -256,13 +257,15 @@ class PayloadMonitor:
         """The load from the stream's samples since `since` and the load's earlier windows (kept
         when the estimate passes). PayloadRefused with the reason."""
         t, w, r, directions = self.stream.samples(since)
-        window = (w, r + w @ payload_parameters(current), directions, float(t[-1] - t[0]) if t.size else 0.0)
+        span = float(t[-1] - t[0]) if t.size else 0.0
+        window = (w, r + w @ payload_parameters(current), directions, span, r)
         data = [*self._data, window]
         estimate = fit_payload(
             np.concatenate([d[0] for d in data]),
             np.concatenate([d[1] for d in data]),
             np.concatenate([d[2] for d in data]),
             self.link,
+            observed=np.concatenate([d[4] for d in data]),
             limits=self.settings.limits,
         )
         self._data = data

@@ -291,4 +291,5 @@ class PayloadStream:
         model carries on this link (the observer sees only what the model misses). PayloadRefused
         with the reason (`payload.fit_payload`)."""
         _, w, r, directions = self.samples(since)
-        return fit_payload(w, r + w @ payload_parameters(current), directions, self.link, limits=limits)
+        targets = r + w @ payload_parameters(current)
+        return fit_payload(w, targets, directions, self.link, observed=r, limits=limits)
