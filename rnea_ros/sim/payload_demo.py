@@ -89,7 +89,10 @@ def run(c: Config, out: Path, estimation: str, schedule: Schedule, minutes: floa
             supervisor = PayloadSupervisor(c, processes, timeout, estimation != "off")
             try:
                 if free:
-                    return supervisor.free_run(minutes * 60.0, trajectory)
+                    try:
+                        return supervisor.free_run(minutes * 60.0, trajectory)
+                    except RealTimeLost as exc:  # what ran until then still counts
+                        return supervisor.stopped(exc)
                 return supervisor.grasp_run(END)
             finally:
                 supervisor.close()
@@ -192,6 +195,8 @@ def missed(figures: dict[str, Any]) -> list[str]:
         out.append("the collision pulse was not seen (no flag ignored)")
     if free is not None and free["estimates"]:
         out.append(f"{free['estimates']} false estimate(s) in the free run")
+    if free is not None and free.get("stopped"):
+        out.append(f"the free run stopped after {free['seconds']:.0f} s: {free['stopped']}")
     return out
 
 
@@ -229,7 +234,8 @@ def table(figures: dict[str, Any]) -> str:
     free = figures.get("free")
     if free:
         lines.append(
-            f"free run: {free['seconds']:.0f} s, {free['estimates']} estimate(s), {free['refusals']} "
+            f"free run: {free['seconds']:.0f} s{' (stopped: real time lost)' if free['stopped'] else ''}, "
+            f"{free['estimates']} estimate(s), {free['refusals']} "
             f"refusal(s), {free['collisions_ignored']} flag(s) ignored, largest |r| / threshold "
             f"{free['peak_ratio']:.3g}"
         )
@@ -345,6 +351,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  free run: {args.minutes:g} simulated minutes of multi-sines, no grasp")
             free = run(c, out, "auto", Schedule(), args.minutes, args.timeout)
             figures["free"] = {
+                "stopped": free.stopped,
                 "seconds": free.seconds,
                 "estimates": len(free.estimates),
                 "refusals": int(free.status.get("refusals", "0")),
@@ -380,6 +387,8 @@ def main(argv: list[str] | None = None) -> int:
             f"Panda: a {OBJECT.mass:g} kg object grasped and released ({mode})",
         )
         print(f"plot: {path.resolve()}")
+    if figures.get("free", {}).get("stopped"):
+        return 3
     return 1 if failed else 0
 
 

@@ -52,6 +52,7 @@ class Run:
     seconds: float = 0.0  # plant seconds run
     # (plant s at the end of the diagnostics period, its peak |r| / threshold per joint)
     peak_at: tuple[float, list[float]] = (float("nan"), [])
+    stopped: str = ""  # a free run that lost real time: why (what it saw until then counts)
 
 
 def config(lockstep: bool, seed: int = 0) -> Config:

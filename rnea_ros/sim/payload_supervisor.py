@@ -32,6 +32,7 @@ class PayloadSupervisor(Supervisor):
         self.status: dict[str, str] = {}
         self.peak_ratio = 0.0
         self.peak_at: tuple[float, list[float]] = (float("nan"), [])  # (plant s, per joint)
+        self.free_start = 0.0  # plant time the free run's first multi-sine was asked for
         self.node.create_subscription(InertiaStamped, f"{NODE}/payload", self._on_payload, 10)
         self.seed_client = self.node.create_client(SetParameters, f"{MULTISINE}/set_parameters")
 
@@ -76,6 +77,7 @@ class PayloadSupervisor(Supervisor):
         `seconds` of them have run."""
         self.wait_for_loop()
         self.wait_until(START)
+        self.free_start = self.now
         done, k = 0.0, 0
         while done < seconds - 1e-9:
             self.set_seed(k + 1)
@@ -85,6 +87,12 @@ class PayloadSupervisor(Supervisor):
             k += 1
             print(f"  {done:.0f} s of multi-sines, {len(self.estimates)} estimate(s)")
         return self._result(None, done)
+
+    def stopped(self, exc: Exception) -> Run:
+        """The free run until real time was lost (`exc`): what it had seen."""
+        run = self._result(None, max(self.now - self.free_start, 0.0))
+        run.stopped = str(exc)
+        return run
 
     def set_seed(self, seed: int) -> None:
         """multisine_trajectory's seed, through its set_parameters service."""
