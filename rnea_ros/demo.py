@@ -8,7 +8,8 @@ rnea_ros.sim.ros2_control); `--mismatch`: a Panda unlike its
 URDF is recorded, identified and tracked with both models (rnea_ros.sim.mismatch_demo);
 `--contact`: external-torque estimation and collision detection against MuJoCo, in one process
 (rnea_ros.sim.contact_demo); `--ship-deck`: a Panda on a rolling, heaving deck with gravity from
-its IMU, in one process (rnea_ros.sim.ship_deck); `--quadruped` (solo12) and `--humanoid`
+its IMU, in one process (rnea_ros.sim.ship_deck); `--payload`: the node estimates an object grasped
+and released by the Panda in MuJoCo (rnea_ros.sim.payload_demo); `--quadruped` (solo12) and `--humanoid`
 (TALOS): a legged robot standing on a MuJoCo floor with joint PD alone and with PD +
 contact-consistent inverse dynamics, in one process (rnea_ros.sim.legged_demo).
 
@@ -45,6 +46,10 @@ def main(argv: list[str] | None = None) -> int:
         from rnea_ros.sim.ship_deck import main as ship_deck_main
 
         return ship_deck_main([a for a in args if a != "--ship-deck"])
+    if "--payload" in args:
+        from rnea_ros.sim.payload_demo import main as payload_main
+
+        return payload_main([a for a in args if a != "--payload"])
     if "--contact" in args:
         from rnea_ros.sim.contact_demo import main as contact_main
 

@@ -64,3 +64,14 @@ class IllConditionedError(RneaError):
     def __init__(self, message: str, condition: float) -> None:
         super().__init__(message)
         self.condition = condition
+
+
+class PayloadRefused(RneaError):
+    """A window of data from which no payload estimate follows; `reason` names the rule
+    (rnea_ros.estimation.payload.REASONS), the message says why, `estimate` is the unchecked fit
+    (None when there was none)."""
+
+    def __init__(self, reason: str, message: str, estimate: object) -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.estimate = estimate

@@ -154,8 +154,10 @@ def selected_spin() -> Callable[[Node], None]:
     if name == "events":
         return spin_events
     if name != "waitset":
-        print(f"[WARN] {EXECUTOR_ENV}={name!r} is not one of {', '.join(EXECUTORS)}: using waitset",
-              file=sys.stderr)
+        print(
+            f"[WARN] {EXECUTOR_ENV}={name!r} is not one of {', '.join(EXECUTORS)}: using waitset",
+            file=sys.stderr,
+        )
     return spin_waitset
 
 

@@ -100,4 +100,3 @@ class JointMap:
         if values.shape[-1:] != (self.nv,):
             raise RneaError(f"values must have {self.nv} columns (model order), got {values.shape}")
         return values[..., self.index]
-

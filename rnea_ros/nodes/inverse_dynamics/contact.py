@@ -136,9 +136,10 @@ class ContactMonitor:
         fresh: np.ndarray,
         header: Header,
         stamp_ns: int,
-    ) -> None:
+    ) -> np.ndarray | None:
         """One observer step at the cycle's state; `fresh` marks the joints whose effort came with
-        their latest position."""
+        their latest position. Returns r (model order; the observer's array: read it before the
+        next cycle), None when it estimated nothing."""
         pubs = self._publishers()
         if not fresh.all():
             names = [cycle.model.joint_names[i] for i in np.flatnonzero(~fresh)]
@@ -146,7 +147,7 @@ class ContactMonitor:
             self._log.warn("contact.no_effort", self.problem)
             self._observer = None  # restart when efforts come back
             self._set_flag(False)
-            return
+            return None
         obs = self._observer
         if obs is None or self._model is not cycle.model or params is not self._params:
             obs = self._observer_for(cycle, params)  # the node replaces its dict on every change
@@ -162,7 +163,7 @@ class ContactMonitor:
             obs.reset()
             self.problem = "the external-torque estimate was not finite: observer restarted"
             self._log.warn("contact.not_finite", self.problem)
-            return
+            return None
         self.problem = ""
         self.cycles += 1
         out = cycle.output
@@ -198,6 +199,7 @@ class ContactMonitor:
             msg.wrench.force.x, msg.wrench.force.y, msg.wrench.force.z = (float(x) for x in fl)
             msg.wrench.torque.x, msg.wrench.torque.y, msg.wrench.torque.z = (float(x) for x in ml)
             pubs[1].publish(msg)
+        return r
 
     def _set_flag(self, value: bool) -> None:
         if value != self.collision:

@@ -38,7 +38,7 @@ class CycleModel:
     wrench_local: tuple[tuple[str, np.ndarray], ...]  # (link, wrench in its own axes), rotated every cycle
     output_is_model_order: bool = False  # every model joint in model order: no reindexing
     overrides: Overrides = NONE  # the ~/ee_wrench and ~/payload messages in force
-    payload_source: str = "parameters"  # where model.payload comes from: 'parameters' or 'topic'
+    payload_source: str = "parameters"  # where model.payload comes from: 'parameters', 'topic', 'estimate'
     units: EffortUnits | None = None  # effort_unit of the output joints (None: all joint torque)
     # root_joint floating or planar: the contact-consistent law (its `efforts` is `efforts`) and
     # the contacts of contacts.* (all of them; ~/contact_state masks them); None, (): a fixed root
@@ -164,7 +164,7 @@ def build_cycle_model(
         same = all(old_params.get(n) == params[n] for n in friction_params)
         efforts.adopt(old.efforts, keep_guard=same)
     in_order = len(joints) == base.nv and bool(np.all(output == np.arange(base.nv)))
-    source = "topic" if overrides.payload is not None else "parameters"
+    source = overrides.payload_source if overrides.payload is not None else "parameters"
     units = effort_units(params, joints, output, base.nv)
     cycle = CycleModel(
         model, efforts, output, joints, wrench_root, wrench_local, in_order, overrides, source, units,

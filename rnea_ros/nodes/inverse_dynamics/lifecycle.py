@@ -16,7 +16,7 @@ The same node (topics, parameters, rules), driven by the ROS 2 lifecycle state m
   pushing with its inertia, Coriolis, friction and PD parts as if the arm were still moving,
   and zeros would drop the arm; gravity alone holds a resting arm where it is. Without a
   measured state nothing is sent. The running trajectory is cancelled.
-- cleanup / shutdown: destroy every publisher, subscription and timer configure made, and drop
+- cleanup / shutdown: destroy every publisher, subscription, timer and service configure made, and drop
   the model, the joint cache, the message wrenches and payload, and the counters.
 Diagnostics (while configured) carry `lifecycle_state`; inactive is OK, "not commanding".
 """
@@ -154,6 +154,7 @@ class InverseDynamicsLifecycleNode(LifecycleNodeMixin, InverseDynamicsNode):
             "publisher": set(self.publishers),
             "subscription": set(self.subscriptions),
             "timer": set(self.timers),
+            "service": set(self.services),
         }
 
     def _entities_since(self, before: dict[str, set]) -> list[tuple[str, Any]]:
@@ -167,10 +168,13 @@ class InverseDynamicsLifecycleNode(LifecycleNodeMixin, InverseDynamicsNode):
                 self.destroy_publisher(entity)
             elif kind == "subscription":
                 self.destroy_subscription(entity)
+            elif kind == "service":
+                self.destroy_service(entity)
             else:
                 self.destroy_timer(entity)
         self._owned = []
         self._loaded, self._pending, self._overrides = None, None, NONE
+        self._payload_estimation = None
         self._listened = []
         self.stats = CycleStats()
         self._lifecycle_state = "unconfigured"

@@ -36,8 +36,8 @@ from rnea_ros.control.effort_law import compute_efforts
 from rnea_ros.control.floating_efforts import compute_floating_efforts
 from rnea_ros.control.terms import TERMS
 from rnea_ros.errors import ParameterError, TrajectoryInPastError, URDFError
-from rnea_ros.model.robot_model import RobotModel
-from rnea_ros.nodes.inverse_dynamics import contact
+from rnea_ros.model.robot_model import Payload, RobotModel
+from rnea_ros.nodes.inverse_dynamics import contact, payload_estimation
 from rnea_ros.nodes.inverse_dynamics.base_gravity import ImuDrop, ImuGravity
 from rnea_ros.nodes.inverse_dynamics.base_state import BaseDrop, BaseStateInput
 from rnea_ros.nodes.inverse_dynamics.contact_forces import ContactOutputs
@@ -45,7 +45,14 @@ from rnea_ros.nodes.inverse_dynamics.contact_params import contacts_of
 from rnea_ros.nodes.inverse_dynamics.cycle_model import CycleModel, build_cycle_model
 from rnea_ros.nodes.inverse_dynamics.diagnostics import SCALED, CycleStats, diagnostic_status
 from rnea_ros.nodes.inverse_dynamics.feedback_log import FeedbackScaleLog
-from rnea_ros.nodes.inverse_dynamics.overrides import NONE, Overrides, message_link, payload_of, wrench_of
+from rnea_ros.nodes.inverse_dynamics.overrides import (
+    NONE,
+    PAYLOAD_PARAMS,
+    Overrides,
+    message_link,
+    payload_of,
+    wrench_of,
+)
 from rnea_ros.nodes.inverse_dynamics.params import INVERSE_DYNAMICS, JOINT_KINDS
 from rnea_ros.ros import diagnostics, parameters, qos
 from rnea_ros.ros.cdr import Float64ArrayWriter, JointStateReader, JointStateWriter, WireJointState
@@ -128,6 +135,7 @@ class InverseDynamicsNode(Node):
         self._loaded: Loaded | None = None
         self._pending: tuple[dict, CycleModel | None, Overrides] | None = None
         self._overrides = NONE  # what ~/ee_wrench and ~/payload set (kept across model swaps)
+        self._payload_estimation: payload_estimation.PayloadEstimation | None = None  # from _start
         self._log = ThrottledLog(self)
         self._feedback_log = FeedbackScaleLog(self.get_logger())  # said on change, summed up now and then
         self._uncommanded: tuple[str, ...] = ()  # names of the last joint_states without a commanded joint
@@ -138,7 +146,10 @@ class InverseDynamicsNode(Node):
         self._imu = ImuGravity()  # gravity_source imu_*: the gravity from ~/imu
         self._base = BaseStateInput()  # root_joint floating | planar: ~/odometry and ~/imu
         self._contacts = ContactOutputs(self)  # root_joint floating | planar: contacts out
-        pre = pre_set(self._joint_params, lambda: self._params)  # 1 → 1.0, per-joint mirrors
+        # one pre-set callback (rclpy joins the lists of several): `payload.estimation: off` (YAML
+        # false) as "off", the schema's types (1 → 1.0), the per-joint mirrors
+        joint_pre = pre_set(self._joint_params, lambda: self._params)
+        pre = lambda ps: joint_pre(payload_estimation.off_as_string(ps))  # noqa: E731
         parameters.on_set(self, INVERSE_DYNAMICS, self._on_set_parameters, pre)  # types kept on refusal
         self.add_post_set_parameters_callback(self._guard("parameters", self._on_parameters_set))
         if not managed:
@@ -191,6 +202,7 @@ class InverseDynamicsNode(Node):
         stream(self.create_subscription(WrenchStamped, "~/ee_wrench", on_wrench, 10))
         stream(self.create_subscription(Imu, "~/imu", guard("imu", self._on_imu), JOINT_STATES_QOS))
         self.create_subscription(InertiaStamped, "~/payload", guard("payload", self._on_payload), 10)
+        self._payload_estimation = payload_estimation.PayloadEstimation(self, self._apply_estimate)
         if self._params["root_joint"] != "fixed":  # base state and contacts (floating_base_node.md)
             stream(
                 self.create_subscription(
@@ -300,6 +312,7 @@ class InverseDynamicsNode(Node):
         params = self._joint_params.for_model(params, base, output)  # feedback.<joint>.kp ...
         cycle, override = self._cycle_for(base, params, floating)
         contact.check(params, cycle.model, len(cycle.output_names))
+        payload_estimation.check(params, cycle.model)
         cache = JointStateCache(cycle.model, old.cache if old else None)
         return Loaded(base, cycle, cache, DesiredState(cycle.model.nv), floating=floating), override, params
 
@@ -355,6 +368,7 @@ class InverseDynamicsNode(Node):
                 else build_cycle_model(loaded.base, new, override, previous, floating=loaded.floating)
             )
             contact.check(new, None if cycle is None else cycle.model, n)
+            payload_estimation.check(new, None if cycle is None else cycle.model)
         except ValueError as exc:
             self.get_logger().warn(f"parameters rejected: {exc}")
             return SetParametersResult(successful=False, reason=str(exc))
@@ -369,6 +383,8 @@ class InverseDynamicsNode(Node):
             return
         self._params, cycle, self._overrides = self._pending
         self._pending = None
+        if any(p.name in PAYLOAD_PARAMS for p in params):
+            self._estimation_cancel("a payload parameter was set")
         if cycle is not None and self._loaded is not None:
             self._loaded = replace(self._loaded, cycle=cycle)
 
@@ -393,7 +409,10 @@ class InverseDynamicsNode(Node):
         self._apply_overrides(loaded, overrides, "bad_wrench")
 
     def _on_payload(self, msg: InertiaStamped) -> None:
-        """The payload of the link named in frame_id (empty: tip_link); mass 0 removes it."""
+        """The payload of the link named in frame_id (empty: tip_link); mass 0 removes it. The
+        node's own estimates, published there, are not taken back."""
+        if self._payload_estimation is not None and self._payload_estimation.is_echo(msg):
+            return
         loaded = self._loaded
         if loaded is None:
             self.stats.reject("payload_without_model")
@@ -414,6 +433,18 @@ class InverseDynamicsNode(Node):
         if self._apply_overrides(loaded, self._overrides.with_payload(payload), "bad_payload"):
             what = "removed" if payload.mass == 0 else f"{payload.mass:g} kg on {payload.link}"
             self.get_logger().info(f"~/payload: {what}")
+            self._estimation_cancel("a ~/payload message set the payload")
+
+    def _apply_estimate(self, payload: Payload) -> bool:
+        """A payload estimate (or a step of its blend) into the model, as ~/payload would."""
+        loaded = self._loaded
+        if loaded is None:
+            return False
+        return self._apply_overrides(loaded, self._overrides.with_payload(payload, "estimate"), "bad_payload")
+
+    def _estimation_cancel(self, why: str) -> None:
+        if self._payload_estimation is not None:
+            self._payload_estimation.cancel(why)
 
     def _apply_overrides(self, loaded: Loaded, overrides: Overrides, reason: str) -> bool:
         """Swap in the cycle model with new message overrides, whole; rejected with a reason if it fails."""
@@ -667,7 +698,12 @@ class InverseDynamicsNode(Node):
         if self._params["observer.enabled"]:  # after the command: the robot does not wait for it
             cache = loaded.cache
             fresh = cache.effort_stamp == cache.stamp
-            self._contact.cycle(cycle, self._params, q, qd, cache.effort, fresh, msg.header, stamp)
+            r = self._contact.cycle(cycle, self._params, q, qd, cache.effort, fresh, msg.header, stamp)
+            estimation = self._payload_estimation
+            if estimation is not None and (self._params["payload.estimation"] != "off" or estimation.busy):
+                estimation.cycle(
+                    cycle, loaded.base, self._params, q, qd, r, self._contact.collision, msg.header, stamp
+                )
 
     def _send(self, cycle: CycleModel, tau: np.ndarray) -> np.ndarray | None:
         """Publish the command for joint torques `tau` (model order) on ~/effort_commands: the one
@@ -771,6 +807,8 @@ class InverseDynamicsNode(Node):
             statuses.append(self._contacts.status(self.get_fully_qualified_name(), len(contacts)))
         if self._params["observer.enabled"]:
             statuses.append(self._contact.status(self.get_fully_qualified_name()))
+        if self._params["payload.estimation"] != "off":
+            statuses.append(self._payload_estimation.status(self.get_fully_qualified_name()))  # type: ignore[union-attr]
         diagnostics.publish(self._diag_pub, now.to_msg(), statuses)
         self.stats.new_period()
 
@@ -853,6 +891,7 @@ def _checked(params: dict) -> dict:
         )
     if not any(params["tip_apparent_mass.direction"]):
         raise ParameterError("tip_apparent_mass.direction", "must not be zero")
+    payload_estimation.check(params)  # without the model (its link: once it is loaded)
     if params["root_joint"] != "fixed":
         contacts_of(params, None)  # the contacts.* parameters agree with each other
         if params["gravity_source"] != "parameter":

@@ -7,7 +7,8 @@ Rules (README, "Wrenches and payload by message"):
   wrench clears its link. On the tip link a message overrides the `ee_wrench` parameter (a zero
   one too) until `ee_wrench` is set again.
 - A payload message replaces the payload (the one of the payload.* parameters too): mass 0
-  means no payload. Setting any payload.* parameter replaces it in turn.
+  means no payload. Setting payload.mass, .com, .inertia or .link replaces it in turn. An
+  estimate (payload_estimation.py) is put in the same way, with source "estimate".
 - Both are kept across parameter changes and model swaps; whatever names a link the new model
   lacks is dropped, with a warning.
 """
@@ -26,6 +27,7 @@ from rnea_ros.nodes.inverse_dynamics.params import INVERSE_DYNAMICS
 from rnea_ros.ros.schema import Param, validate_value
 
 AXES = ("root", "link")
+PAYLOAD_PARAMS = ("payload.mass", "payload.com", "payload.inertia", "payload.link")  # the payload itself
 LISTED = 40  # valid links named in a rejection at most
 
 
@@ -48,24 +50,25 @@ class Overrides:
 
     wrenches: Mapping[str, LinkWrench] = field(default_factory=lambda: MappingProxyType({}))
     payload: Payload | None = None  # None: the payload.* parameters apply; mass 0: no payload
+    payload_source: str = "topic"  # where `payload` comes from: "topic" (~/payload) or "estimate"
 
     def with_wrench(self, link: str, wrench: LinkWrench) -> Overrides:
         return replace(self, wrenches=MappingProxyType({**self.wrenches, link: wrench}))
 
-    def with_payload(self, payload: Payload) -> Overrides:
-        return replace(self, payload=payload)
+    def with_payload(self, payload: Payload, source: str = "topic") -> Overrides:
+        return replace(self, payload=payload, payload_source=source)
 
     def after_parameters(self, names: Iterable[str], tip: str | None) -> Overrides:
         """What stays when parameters `names` are set: `ee_wrench` replaces the tip's message
-        wrench, any payload.* parameter the message payload."""
+        wrench, any of the payload's parameters (PAYLOAD_PARAMS) the message payload."""
         names = set(names)
         out = self
         if "ee_wrench" in names and tip in self.wrenches:
             out = replace(
                 out, wrenches=MappingProxyType({k: v for k, v in self.wrenches.items() if k != tip})
             )
-        if any(n.startswith("payload.") for n in names):
-            out = replace(out, payload=None)
+        if any(n in PAYLOAD_PARAMS for n in names):
+            out = replace(out, payload=None, payload_source=NONE.payload_source)
         return out
 
     def fitting(self, base: RobotModel) -> tuple[Overrides, list[str]]:
@@ -76,7 +79,8 @@ class Overrides:
         if payload is not None and payload.mass > 0 and payload.link not in base.link_frames:
             dropped.append(f"~/payload on '{payload.link}'")
             payload = None
-        return Overrides(MappingProxyType(wrenches), payload), [
+        source = self.payload_source if payload is not None else NONE.payload_source
+        return Overrides(MappingProxyType(wrenches), payload, source), [
             f"{d}: the new model has no such link" for d in dropped
         ]
 
@@ -175,14 +179,15 @@ def describe_payload(model: RobotModel, source: str) -> str:
     """The payload in force, for diagnostics."""
     p = model.payload
     if p is None:
-        return "none" + (" (~/payload cleared it)" if source == "topic" else "")
+        return "none" + {"topic": " (~/payload cleared it)", "estimate": " (estimated)"}.get(source, "")
     com = ", ".join(f"{x:.4g}" for x in p.com)
-    where = "~/payload" if source == "topic" else "payload.* parameters"
+    where = {"topic": "~/payload", "estimate": "estimated"}.get(source, "payload.* parameters")
     return f"{p.mass:.4g} kg on {p.link}, com [{com}] m ({where})"
 
 
 __all__ = [
     "AXES",
+    "PAYLOAD_PARAMS",
     "NONE",
     "LinkWrench",
     "Overrides",

@@ -1,7 +1,7 @@
 """The inverse_dynamics node's parameter schema (`rnea_ros.ros.schema`), as data: the shared
 model-source and effort-law parameters (rnea_ros.ros.model_source, rnea_ros.ros.law_params) and
 the node's own: feedback friction, PD feedback, state source, timing, tip apparent mass, effort
-units, the observer and collision detection.
+units, the observer and collision detection, payload estimation.
 """
 
 from __future__ import annotations
@@ -217,6 +217,80 @@ CONTACT_PARAMS = (
     ),
 )
 
+# Online payload estimation from the observer's external torques (payload_estimation.py), off by
+# default; the estimate is the model's payload, like payload.* and ~/payload.
+PAYLOAD_ESTIMATION_PARAMS = (
+    Param(
+        "payload.estimation",
+        "string",
+        "off",
+        "estimate the load on payload.link (empty: tip_link) from the external torques (needs "
+        "observer.enabled): 'off', 'on_request' (the ~/estimate_payload service) or 'auto' (also when "
+        "the collision flag stays up for payload.trigger_hold); the estimate replaces the payload",
+        choices=("off", "on_request", "auto"),
+    ),
+    Param(
+        "payload.estimation_window",
+        "double",
+        0.5,
+        "seconds of data an estimate needs: the service's last ones; in auto the least after the hold",
+        bounds=(0.02, 60.0),
+    ),
+    Param(
+        "payload.estimation_max_window",
+        "double",
+        3.0,
+        "auto: the longest collection, s, while the rotation is too small for the centre of mass; and "
+        "the data a load's estimate is refined from (doubling) while it is held",
+        bounds=(0.02, 600.0),
+    ),
+    Param(
+        "payload.trigger_hold",
+        "double",
+        0.15,
+        "auto: how long the collision flag must stay up before an estimation starts, s (shorter: a "
+        "collision, ignored)",
+        bounds=(0.0, 60.0),
+    ),
+    Param(
+        "payload.blend_time",
+        "double",
+        0.3,
+        "an estimate goes into the model linearly over this time (steps of 5 ms), s; 0: at once",
+        bounds=(0.0, 60.0),
+    ),
+    Param(
+        "payload.min_mass",
+        "double",
+        0.1,
+        "an estimate below this is no payload (removed); one below minus this is refused, kg",
+        bounds=(0.0, 1000.0),
+    ),
+    Param(
+        "payload.max_com_distance",
+        "double",
+        0.5,
+        "an estimate whose centre of mass is farther from the link origin is refused, m",
+        bounds=(0.0, 100.0),
+    ),
+    Param(
+        "payload.min_rotation",
+        "double",
+        0.02,
+        "least RMS turn of the load's apparent gravity in the link frame over the window (else the "
+        "centre of mass along it is unknown: refused), rad",
+        bounds=(0.0, 3.2),
+    ),
+    Param(
+        "payload.max_mismatch",
+        "double",
+        0.2,
+        "an estimate whose residual exceeds this fraction of the external torques is refused (no "
+        "rigid load explains them: a contact)",
+        bounds=(0.0, 10.0),
+    ),
+)
+
 # Units of the efforts on the node's topics (node/effort_units.py), for drives commanded in motor
 # torque or current.
 EFFORT_UNIT_PARAMS = (
@@ -347,6 +421,7 @@ INVERSE_DYNAMICS = table(
         ),
         *EFFORT_UNIT_PARAMS,
         *CONTACT_PARAMS,
+        *PAYLOAD_ESTIMATION_PARAMS,
         *FLOATING_PARAMS,
     )
 )
@@ -361,4 +436,5 @@ __all__ = [
     "JOINT_KINDS",
     "KD",
     "KP",
+    "PAYLOAD_ESTIMATION_PARAMS",
 ]

@@ -103,6 +103,11 @@ def test_payload_messages_equal_the_core_and_win_over_the_parameters() -> None:
     cleared = build_cycle_model(PANDA, params, NONE.with_payload(empty))
     assert cleared.model.payload is None and np.allclose(efforts(cleared, q, qd), unclamped(PANDA, q, qd))
     assert NONE.with_payload(payload).after_parameters(["payload.com"], "panda_hand") == NONE
+    # the estimation's own payload.* parameters leave the payload in force (an estimate too)
+    estimated = NONE.with_payload(payload, "estimate")
+    assert estimated.after_parameters(["payload.estimation", "payload.blend_time"], "panda_hand") is estimated
+    assert build_cycle_model(PANDA, params, estimated).payload_source == "estimate"
+    assert estimated.after_parameters(["payload.link"], "panda_hand") == NONE
 
 
 @pytest.mark.parametrize(
