@@ -178,6 +178,10 @@ class ThrottledLog:
             self._last[reason] = now
             self._logger.warn(text)
 
+    def reset(self) -> None:
+        """Every reason may be logged again at once (a new model: what it lacks is news)."""
+        self._last.clear()
+
 
 def _positional_parameters(callback: Callable) -> int:
     """How many positional arguments `callback` takes (a large number for *args)."""

@@ -323,6 +323,7 @@ class InverseDynamicsNode(Node):
                 "the running trajectory is cancelled, held positions released: the model was replaced"
             )
         self._loaded, self._overrides, self._params = built
+        self._log.reset()  # the new model's reasons to drop a state are said at once
         for name in self._joint_params.declare(self._params):  # the model's joints' parameters
             self.get_logger().warn(self._joint_params.unknown_text(name))
         base, cycle = self._loaded.base, self._loaded.cycle
