@@ -250,6 +250,9 @@ def test_node_runs_on_the_config_files(tmp_path) -> None:
         driver.description.publish(String(data=PANDA))
         q, qd = np.linspace(-0.5, 0.5, 7), np.full(7, 0.1)
         driver.wait_for_commands(lambda: driver.state(ARM, q, qd))
+        end = time.monotonic() + 30.0  # the remapped topic's copy may come after ~/joint_efforts'
+        while not controller and time.monotonic() < end:
+            driver.spin(0.05)
         assert (
             list(driver.joint_efforts[-1].name)
             == yaml.safe_load(CONTROLLERS.read_text())["effort_controller"]["ros__parameters"]["joints"]
