@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import argparse
 import io
-import json
 import os
 import sys
 import tempfile
@@ -53,6 +52,7 @@ from rnea_ros.sim.demo import add_plant_arguments, check_plant
 from rnea_ros.sim.jtc import Gains
 from rnea_ros.sim.jtc_report import Points, Run, agreement, plot, summarize, table
 from rnea_ros.sim.processes import Processes, start_controllers
+from rnea_ros.sim.report import write_json
 from rnea_ros.sim.ros2_control import (
     BROADCASTER,
     CHOICES,
@@ -650,7 +650,7 @@ def main(argv: list[str] | None = None) -> int:
         numbers["agreement"] = {run.name: agreement(run, jtc_gains(), 1e-3) for run in (pid, ff, fast)}
         print("\n" + agreement_table(numbers["agreement"]))
     if args.json:
-        Path(args.json).write_text(json.dumps({**numbers, "failed": failed}, indent=1))
+        write_json(args.json, {**numbers, "failed": failed})
     print(
         "\ntargets (RMS ratio >= 10x on every joint, rejected trajectory never reaches JTC, annotated "
         "efforts within limits after slowing down): "

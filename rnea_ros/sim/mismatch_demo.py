@@ -67,7 +67,7 @@ from rnea_ros.sim.mismatch_report import (
 )
 from rnea_ros.sim.plant import PAYLOAD_COM, PAYLOAD_MASS, Plant, foreign_plant, make_plant
 from rnea_ros.sim.processes import Processes, start_nodes
-from rnea_ros.sim.report import Recording
+from rnea_ros.sim.report import Recording, write_json
 from rnea_ros.sim.scenario import (
     PANDA_ARM,
     RATE,
@@ -416,7 +416,7 @@ def main(argv: list[str] | None = None) -> int:
             "truth": truth,
             "failed": failed,
         }
-        Path(args.json).write_text(json.dumps(numbers, indent=1))
+        write_json(args.json, numbers)
     if args.plot:
         if foreign:
             title = f"{Path(loaded.mjcf).name} under {Path(config.urdf_path).name}, {mode}"

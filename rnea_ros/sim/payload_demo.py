@@ -1,5 +1,5 @@
 """`python -m rnea_ros.demo --payload`: the node estimates a grasped object online and its gravity
-compensation follows (issue 38).
+compensation follows.
 
     python -m rnea_ros.demo --payload [--lockstep] [--minutes 10] [--no-off] [--headless] [--out out]
 
@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import argparse
 import io
-import json
 import os
 import sys
 import tempfile
@@ -56,7 +55,7 @@ from rnea_ros.sim.payload_scenario import (
     start,
 )
 from rnea_ros.sim.processes import Processes
-from rnea_ros.sim.report import RealTimeLost
+from rnea_ros.sim.report import RealTimeLost, write_json
 from rnea_ros.sim.scenario import Config, write_parameters
 
 if TYPE_CHECKING:
@@ -366,7 +365,7 @@ def main(argv: list[str] | None = None) -> int:
     except RealTimeLost as exc:
         print(f"demo stopped: {exc}", file=sys.stderr)
         if args.json:
-            Path(args.json).write_text(json.dumps({"stopped": str(exc)}, indent=1))
+            write_json(args.json, {"stopped": str(exc)})
         return 3
     except (RuntimeError, TimeoutError) as exc:
         print(f"demo failed: {exc}", file=sys.stderr)
@@ -378,7 +377,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"({figures['wall_seconds']:.0f} s wall clock)")
     print("targets: " + ("all met" if not failed else "MISSED\n  " + "\n  ".join(failed)))
     if args.json:
-        Path(args.json).write_text(json.dumps(figures, indent=1))
+        write_json(args.json, figures)
     if args.plot:
         path = plot(
             grasp,

@@ -6,6 +6,7 @@ efforts N m (or N), latencies s in the recording and ms in the table.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -231,4 +232,13 @@ def plot(rec: Recording, path: Path, title: str = "") -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=90)
     plt.close(fig)
+    return path
+
+
+def write_json(path: str | Path, numbers: Any) -> Path:
+    """A demo's numbers as JSON at `path`, its folder made when missing (`--json out/n.json`
+    before anything made out/)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(numbers, indent=1))
     return path

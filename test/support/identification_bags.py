@@ -40,7 +40,7 @@ def motion(model: RobotModel, seed: int, duration: float, rate: float, center: f
     """t, q, q̇, q̈ of a 5-sine excitation around `center` (each joint: clipped into its range),
     up to 2 rad/s and 10 rad/s², as test_cli.py's (the recording then passes identify's checks:
     gravity visible in every effort, no warning)."""
-    middle = np.clip(np.full(model.nv, center), model.position_lower + 0.1, model.position_upper - 0.1)
+    middle = np.clip(np.full(model.nv, center), model.position_lower + 0.2, model.position_upper - 0.2)
     traj = design(
         middle,
         model.position_lower,

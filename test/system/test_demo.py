@@ -30,6 +30,7 @@ from domains import domain
 from paths import REPO
 
 from rnea_ros.ros.processes import die_with_parent
+from rnea_ros.ros.with_parent import command
 
 DOMAIN = domain(1)  # not this pytest process's own domain (test/support/domains.py)
 CHILDREN = {"rnea_ros.nodes.inverse_dynamics", "rnea_ros.sim.sim_node", "rnea_ros.nodes.multisine_trajectory"}
@@ -332,8 +333,12 @@ def test_demo_launch_file_starts_the_same_nodes_as_the_demo(monkeypatch, control
         assert len(launched) == 5
         return
     manager, spawner = launched[3:5]
-    assert manager.kwargs["cmd"][:3] == [str(stack.node), "--ros-args", "--params-file"]
-    sections = yaml.safe_load(Path(manager.kwargs["cmd"][3]).read_text())
+    wrapper = command([])  # each runs through rnea_ros.ros.with_parent (ends with the launch)
+    for action in (manager, spawner):
+        assert action.kwargs["cmd"][: len(wrapper)] == wrapper
+    manager_cmd = manager.kwargs["cmd"][len(wrapper) :]
+    assert manager_cmd[:3] == [str(stack.node), "--ros-args", "--params-file"]
+    sections = yaml.safe_load(Path(manager_cmd[3]).read_text())
     assert {k: v["ros__parameters"] for k, v in sections.items()} == {
         k: expected[k] for k in ("controller_manager", "effort_controller")
     }

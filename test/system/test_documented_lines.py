@@ -51,6 +51,8 @@ def bounds(command: Command, out: Path) -> str:
         return f"--record 10 --track 4 {common} {ros}"
     if "--controller jtc" in command.line:
         return f"--duration 3 {common} {ros}"
+    if "--payload" in command.line:  # the grasp and release in lock-step, no free run
+        return f"--lockstep --minutes 0 --no-off {common} {ros}"
     return f"--lockstep --duration 8 --hold 1 {common} {ros}"
 
 
@@ -62,10 +64,16 @@ def test_demo_line_as_written(command: Command, tmp_path: Path) -> None:
     out = tmp_path / "out"
     done = run(command, venv_env(**{EXTRA_ARGS: bounds(command, out)}), REPO, timeout=DEMO_TIMEOUT)
     printed = done.stdout + done.stderr
-    assert done.returncode == 0, printed[-4000:]  # every target met (make: 2 when one is missed)
+    assert "Traceback" not in printed, printed[-4000:]
+    if "--plant" in command.line:  # the URDF model on a plant modelled by others (bounded runs):
+        # docs/demos.md says which targets it misses; it must say so and exit as a miss
+        assert done.returncode == 0 or ("MISSED" in printed and done.returncode in (1, 2)), printed[-4000:]
+    else:
+        assert done.returncode == 0, printed[-4000:]  # every target met (make: 2 when one is missed)
     numbers = json.loads((out / "numbers.json").read_text())
     assert numbers, printed[-2000:]
-    if "lockstep" in bounds(command, out):  # the forward demo
+    forward = not any(flag in command.line for flag in ("--payload", "--plant"))
+    if forward and "lockstep" in bounds(command, out):  # the forward demo on its URDF's arm
         assert "all met" in printed and "hold drift" in printed, printed[-4000:]
     if "xarm7" in command.line:
         assert "xarm7.urdf" in printed and "joint7" in printed, printed[-4000:]
@@ -165,9 +173,9 @@ def test_tiago_lines_as_written(tmp_path: Path) -> None:
     page = (REPO / "docs" / "identification.md").read_text()
     documented = re.search(r"held-out pooled RMS\s+([\d.]+) N m against the 10 Hz-filtered efforts", page)
     assert documented, "the page's held-out figure"
-    got = re.search(r"pooled[^\n]*?([\d.]+)", printed)
+    got = re.search(r"pooled[^\n|]*?\s([\d.]+)\s+([\d.]+)", printed)  # URDF, identified
     assert got, printed[-3000:]
-    assert float(got.group(1)) == pytest.approx(float(documented.group(1)), rel=0.02), printed[-3000:]
+    assert float(got.group(2)) == pytest.approx(float(documented.group(1)), rel=0.02), printed[-3000:]
 
 
 # ------------------------------------------------------------------------- the colcon build

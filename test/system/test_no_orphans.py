@@ -128,7 +128,7 @@ class Run:
 # A pytest run of one process-spawning test, and the process whose moment ends it.
 PYTEST_MOMENTS = {
     "ros2 run in the colcon workspace": (
-        "test/system/test_ros_install.py::test_run_node_with_the_package_params_file",
+        "test/system/test_documented_ros_lines.py::test_run_node_lines",
         "lib/rnea_ros/inverse_dynamics_node",
     ),
     "ros2 launch in the colcon workspace": (
