@@ -31,15 +31,11 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 from rnea_ros.identification.excitation import design, within_effort_limits
 from rnea_ros.model.robot_model import RobotModel
 from rnea_ros.ros import parameters
-from rnea_ros.ros.common import (
-    DESCRIPTION_QOS,
-    LATEST_STATE_QOS,
-    prepare_kernels,
-    run_node,
-    set_stamp,
-    stamp_ns,
-)
+from rnea_ros.ros.kernel_startup import prepare_kernels
+from rnea_ros.ros.qos import DESCRIPTION_QOS, LATEST_STATE_QOS
+from rnea_ros.ros.run_node import run_node
 from rnea_ros.ros.schema import Param, table
+from rnea_ros.ros.stamps import set_stamp, stamp_ns
 
 MULTISINE = table(
     (

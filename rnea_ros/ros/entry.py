@@ -9,7 +9,7 @@ one):
   a test killed by SIGKILL takes its nodes with it);
 - a SIGINT (Ctrl-C) or SIGTERM during those imports ends the process with exit code 0 and one
   line, not a traceback through the import machinery; from `rclpy.init` on, `run_node` handles
-  both (ros/common.py).
+  both (ros/run_node.py).
 """
 
 from __future__ import annotations
