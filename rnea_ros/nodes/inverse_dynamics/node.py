@@ -38,13 +38,13 @@ from rnea_ros.control.terms import TERMS
 from rnea_ros.errors import ParameterError, TrajectoryInPastError, URDFError
 from rnea_ros.model.robot_model import Payload, RobotModel
 from rnea_ros.nodes.inverse_dynamics import contact, payload_estimation
-from rnea_ros.nodes.inverse_dynamics.base_gravity import ImuDrop, ImuGravity
 from rnea_ros.nodes.inverse_dynamics.base_state import BaseDrop, BaseStateInput
 from rnea_ros.nodes.inverse_dynamics.contact_forces import ContactOutputs
 from rnea_ros.nodes.inverse_dynamics.contact_params import contacts_of
 from rnea_ros.nodes.inverse_dynamics.cycle_model import CycleModel, build_cycle_model
 from rnea_ros.nodes.inverse_dynamics.diagnostics import SCALED, CycleStats, diagnostic_status
 from rnea_ros.nodes.inverse_dynamics.feedback_log import FeedbackScaleLog
+from rnea_ros.nodes.inverse_dynamics.imu_gravity import ImuDrop, ImuGravity
 from rnea_ros.nodes.inverse_dynamics.joint_states_intake import CLOCK_MIXUP, JointStatesIntake
 from rnea_ros.nodes.inverse_dynamics.loaded_model import LoadedModel
 from rnea_ros.nodes.inverse_dynamics.overrides import (
@@ -418,7 +418,7 @@ class InverseDynamicsNode(Node):
 
     def _on_imu(self, msg: Imu) -> None:
         """The base's IMU: its orientation and angular velocity with a floating root and base.source
-        *imu (base_state.py); its gravity for gravity_source imu_* (base_gravity.py); else ignored."""
+        *imu (base_state.py); its gravity for gravity_source imu_* (imu_gravity.py); else ignored."""
         loaded = self._loaded
         if loaded is not None and loaded.floating is not None:
             if BaseStateInput.needs(self._params)[1]:
