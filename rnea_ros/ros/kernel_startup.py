@@ -39,8 +39,9 @@ def prepare_kernels(node: Node) -> None:
     log.info(f"kernels ready in {done.seconds:.2f} s ({how})")
 
 
-# How long start-up waits for the kernels before it goes on serving without them (s): a warm
-# cache loads in about 1 s, so a warm start is unchanged; a cold one compiles in the background.
+# How long start-up waits for the kernels before it goes on serving without them (s): longer than
+# a warm cache takes to load (docs/performance.md, "Cold and warm start"), so a warm start is
+# unchanged; a cold one compiles in the background.
 KERNEL_WAIT_S = 3.0
 KERNEL_POLL_S = 0.05  # s between two looks (in the executor's thread) whether they are ready
 KERNEL_PROGRESS_S = 10.0  # s between two "still compiling" log lines
