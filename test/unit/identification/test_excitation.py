@@ -29,7 +29,7 @@ def test_a_design_stays_within_every_limit_and_its_options(seed: int) -> None:
     motion = design(HOME, LOWER, UPPER, VELOCITY, ACCELERATION, options)
     assert motion.duration == 6.0 and motion.ramp == 1.0
     assert np.shape(motion.frequencies) == (3, 4)
-    assert np.all((0.2 <= motion.frequencies) & (motion.frequencies <= 0.9))
+    assert np.all((motion.frequencies >= 0.2) & (motion.frequencies <= 0.9))
     dt = 1e-4
     t = np.arange(0.0, 6.0 + dt / 2, dt)
     q = motion.sample(t)[0].T  # (n, samples)
