@@ -283,7 +283,12 @@ HOME = np.array([0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785])
 
 def panda_multisine(**kwargs) -> MultiSine:
     return design(
-        HOME, PANDA.position_lower[:7], PANDA.position_upper[:7], PANDA.velocity_limit[:7], 3.0, **kwargs
+        HOME,
+        PANDA.position_lower[:7],
+        PANDA.position_upper[:7],
+        PANDA.velocity_limit[:7],
+        3.0,
+        ExcitationOptions(**kwargs),
     )
 
 
