@@ -73,8 +73,7 @@ demo: $(KERNEL_CACHE) $(ROS2_CONTROL_STAMP)
 # pytest-xdist workers of `make test`, `make test-unit` and `make test-ros` (each with a
 # ROS_DOMAIN_ID of its own; test/conftest.py's scheduler keeps a test/ros module's node process on
 # one worker and runs the real-time tests one after the other). 4 on 2 cores: most tests wait on
-# node processes and real-time demos (2 workers kept the CPU 115 % busy, pytest 415 s; 4: 167 %,
-# 328 s)
+# node processes and real-time demos (the figures: docs/tests.md)
 TEST_WORKERS ?= 4
 XDIST := -n $(TEST_WORKERS)
 # the modules of the tests that keep real time (mark realtime, test/conftest.py REALTIME)

@@ -27,7 +27,7 @@ import numpy as np
 from rnea_ros import RobotModel
 from rnea_ros.control.effort_law import EffortLaw
 from rnea_ros.demo import PANDA_ARM, PANDA_HOME
-from rnea_ros.identification.excitation import design
+from rnea_ros.identification.excitation import ExcitationOptions, design
 from rnea_ros.model.example_robots import example_urdf_path
 from rnea_ros.trajectory.efforts import (
     DEFAULT_RESAMPLE_PERIOD,
@@ -61,12 +61,17 @@ def multisine(m: RobotModel, fast: bool, seed: int) -> tuple:
     home = np.array([PANDA_HOME[j] for j in PANDA_ARM])
     lo, hi, vlim = (x[jm.index] for x in (m.position_lower, m.position_upper, m.velocity_limit))
     if fast:
-        motion = design(
-            home, lo, hi, 10 * vlim, 60.0, duration=4.0, ramp=0.5, frequency_range=(0.5, 2.0),
-            max_amplitude=0.8, velocity_scale=1.0, seed=seed,
-        )  # fmt: skip
-    else:
-        motion = design(home, lo, hi, vlim, 3.0, seed=seed)  # the demo's multisine_node defaults
+        options = ExcitationOptions(
+            duration=4.0,
+            ramp=0.5,
+            frequency_range=(0.5, 2.0),
+            max_amplitude=0.8,
+            velocity_scale=1.0,
+            seed=seed,
+        )
+        motion = design(home, lo, hi, 10 * vlim, 60.0, options)
+    else:  # the demo's multisine_node defaults
+        motion = design(home, lo, hi, vlim, 3.0, ExcitationOptions(seed=seed))
     t, q, qd, qdd = motion.points(100.0)  # the demo sends 100 points/s
     return (t, *jm.expand_trajectory(q, qd, qdd, PANDA_HOME))
 

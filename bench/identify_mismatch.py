@@ -30,7 +30,7 @@ import time
 import numpy as np
 
 from rnea_ros import Friction, RobotModel, friction_torques, rnea
-from rnea_ros.identification.excitation import MultiSine, design
+from rnea_ros.identification.excitation import ExcitationOptions, MultiSine, design
 from rnea_ros.identification.fit import FitOptions, Identification, identify
 from rnea_ros.identification.prediction import predict
 from rnea_ros.identification.regressor import standard_parameters
@@ -56,14 +56,16 @@ def excitation(model: RobotModel, seed: int, duration: float) -> MultiSine:
         model.position_upper,
         model.velocity_limit,
         acceleration_limit=20.0,
-        duration=duration,
-        ramp=2.0,
-        components=5,
-        frequency_range=(0.1, 0.6),
-        max_amplitude=1.5,
-        position_margin=0.15,
-        velocity_scale=0.9,
-        seed=seed,
+        options=ExcitationOptions(
+            duration=duration,
+            ramp=2.0,
+            components=5,
+            frequency_range=(0.1, 0.6),
+            max_amplitude=1.5,
+            position_margin=0.15,
+            velocity_scale=0.9,
+            seed=seed,
+        ),
     )
 
 

@@ -50,7 +50,7 @@ MAX_LATE = 2  # periods: a slot the publisher missed by more is skipped (counted
 SEQ_DIGITS = 10  # header.frame_id = the zero-padded sequence number
 BEST_EFFORT, RELIABLE = ReliabilityPolicy.BEST_EFFORT, ReliabilityPolicy.RELIABLE
 KEEP_LAST = HistoryPolicy.KEEP_LAST
-# What the inverse_dynamics node subscribes with (rnea_ros.ros.common.JOINT_STATES_QOS).
+# What the inverse_dynamics node subscribes with (rnea_ros.ros.qos.JOINT_STATES_QOS).
 SUBJECT_QOS = QoSProfile(depth=10, reliability=BEST_EFFORT, history=KEEP_LAST)
 # The receiver's queue is deep so that a late wake-up shows as latency, never as loss.
 RECEIVER_QOS = QoSProfile(depth=5000, reliability=BEST_EFFORT, history=KEEP_LAST)

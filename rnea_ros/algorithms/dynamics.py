@@ -41,8 +41,7 @@ import numpy as np
 import numpy.typing as npt
 
 from rnea_ros.algorithms.configuration import base_placement
-from rnea_ros.compiled import entry_points as c
-from rnea_ros.compiled import pointer_kernels as pk
+from rnea_ros.compiled import entry_points, pointer_kernels
 from rnea_ros.compiled.jit import HAVE_NUMBA
 from rnea_ros.compiled.kernels.layout import (
     B_AXIS,
@@ -83,7 +82,7 @@ _GRAVITY_ARRAY = np.array(GRAVITY)  # private, so never modified
 _NO_WRENCH_BODY = np.empty(0, dtype=np.int64)
 _NO_WRENCH_DATA = np.empty(0)
 _ZERO_WRENCH = np.zeros(6)
-_POINTER = pk.AVAILABLE  # the pointer kernels: the same kernels, the argument checks in C
+_POINTER = pointer_kernels.AVAILABLE  # the pointer kernels: the same kernels, the argument checks in C
 _FAST = HAVE_NUMBA  # the entry points, which take only arrays of the declared types
 _ND = np.ndarray
 _F64 = np.dtype(np.float64)
@@ -96,16 +95,36 @@ Wrenches = Mapping[str, npt.ArrayLike]  # link → [fx, fy, fz, tx, ty, tz], roo
 # record's gravity, the same with a gravity vector before the result, and of a moving root; and
 # whether the result is a square matrix.
 _RNEA = (
-    pk.RNEA_PACKED, c.RNEA_PACKED, pk.RNEA_PACKED_GRAVITY, c.RNEA_PACKED_GRAVITY,
-    pk.FLOATING_RNEA_PACKED, c.FLOATING_RNEA_PACKED, False,
-)  # fmt: skip
+    pointer_kernels.RNEA_PACKED,
+    entry_points.RNEA_PACKED,
+    pointer_kernels.RNEA_PACKED_GRAVITY,
+    entry_points.RNEA_PACKED_GRAVITY,
+    pointer_kernels.FLOATING_RNEA_PACKED,
+    entry_points.FLOATING_RNEA_PACKED,
+    False,
+)
 _GRAVITY = (
-    pk.GRAVITY_PACKED, c.GRAVITY_PACKED, pk.GRAVITY_PACKED_GRAVITY, c.GRAVITY_PACKED_GRAVITY,
-    pk.FLOATING_GRAVITY_PACKED, c.FLOATING_GRAVITY_PACKED, False,
-)  # fmt: skip
-_MASS_MATRIX = (None, c.MASS_MATRIX_PACKED, None, None, None, c.FLOATING_MASS_MATRIX_PACKED, True)
-_RNEA_POINTER, _RNEA_POINTER_GRAVITY = pk.RNEA_PACKED, pk.RNEA_PACKED_GRAVITY
-_GRAVITY_POINTER, _GRAVITY_POINTER_GRAVITY = pk.GRAVITY_PACKED, pk.GRAVITY_PACKED_GRAVITY
+    pointer_kernels.GRAVITY_PACKED,
+    entry_points.GRAVITY_PACKED,
+    pointer_kernels.GRAVITY_PACKED_GRAVITY,
+    entry_points.GRAVITY_PACKED_GRAVITY,
+    pointer_kernels.FLOATING_GRAVITY_PACKED,
+    entry_points.FLOATING_GRAVITY_PACKED,
+    False,
+)
+_MASS_MATRIX = (
+    None,
+    entry_points.MASS_MATRIX_PACKED,
+    None,
+    None,
+    None,
+    entry_points.FLOATING_MASS_MATRIX_PACKED,
+    True,
+)
+_RNEA_POINTER = pointer_kernels.RNEA_PACKED
+_RNEA_POINTER_GRAVITY = pointer_kernels.RNEA_PACKED_GRAVITY
+_GRAVITY_POINTER = pointer_kernels.GRAVITY_PACKED
+_GRAVITY_POINTER_GRAVITY = pointer_kernels.GRAVITY_PACKED_GRAVITY
 
 
 def _fast(
@@ -207,7 +226,7 @@ def _wrench_fast(
     if _POINTER and layout is not None and layout[0] is source and layout[5] and len(wrenches) == 1:
         w = wrenches.get(layout[5])  # the one link of the layout (not fixed to the root), given alone
         if w is not None:  # its wrench copied into its slot by the kernel; a new τ
-            tau = pk.RNEA_PACKED_WRENCH1.call(record, q, qd, qdd, layout[2], layout[3], w, n)
+            tau = pointer_kernels.RNEA_PACKED_WRENCH1.call(record, q, qd, qdd, layout[2], layout[3], w, n)
             if tau is not None:
                 return tau
     links = tuple(wrenches)  # the layout's links, in this order
@@ -230,13 +249,13 @@ def _wrench_fast(
             return None
         wd[slot] = w  # force, then moment (WR_MOMENT = WR_FORCE + 3)
     if _POINTER:
-        tau = pk.RNEA_PACKED_WRENCH.call(record, q, qd, qdd, wb, wd, n)  # a new τ, or None
+        tau = pointer_kernels.RNEA_PACKED_WRENCH.call(record, q, qd, qdd, wb, wd, n)  # a new τ, or None
         if tau is not None:
             return tau
     if not (_FAST and _is_vector(q) and _is_vector(qd) and _is_vector(qdd)):
         return None
     tau = _empty(n)
-    return tau if c.RNEA_PACKED_WRENCH.call(record, q, qd, qdd, wb, wd, tau) == 0 else None  # OK
+    return tau if entry_points.RNEA_PACKED_WRENCH.call(record, q, qd, qdd, wb, wd, tau) == 0 else None  # OK
 
 
 def _is_vector(x: object) -> bool:
@@ -303,16 +322,16 @@ def _rnea_checked(
     tree = model.kernel_tree()
     if HAVE_NUMBA:
         if q.ndim == 1:
-            status = c.RNEA_WRENCH.call(tree, q, qd, qdd, g, wb, wd, ws, tau)
+            status = entry_points.RNEA_WRENCH.call(tree, q, qd, qdd, g, wb, wd, ws, tau)
         else:
-            status = c.RNEA_BATCH.call(tree, q, qd, qdd, g, wb, wd, ws, tau)
+            status = entry_points.RNEA_BATCH.call(tree, q, qd, qdd, g, wb, wd, ws, tau)
     else:
         status = OK
         gl, wbl, wdl = g.tolist(), wb.tolist(), wd.tolist()
         t = [0.0] * n
         rows = tau.reshape(-1, n)
         for row, (qi, qdi, qddi) in enumerate(_rows(q, qd, qdd)):
-            status |= c.RNEA_WRENCH.call(tree, qi, qdi, qddi, gl, wbl, wdl, ws, t)
+            status |= entry_points.RNEA_WRENCH.call(tree, qi, qdi, qddi, gl, wbl, wdl, ws, t)
             rows[row] = t
     _check(status, {"q": q, "qd": qd, "qdd": qdd, "gravity": g, "wrenches": wrenches})
     return tau
@@ -358,7 +377,7 @@ def _gravity_checked(
     tau = _out(out, q.shape)
     tree = model.kernel_tree()
     if HAVE_NUMBA:
-        kernel = c.GRAVITY_TORQUES if q.ndim == 1 else c.GRAVITY_BATCH
+        kernel = entry_points.GRAVITY_TORQUES if q.ndim == 1 else entry_points.GRAVITY_BATCH
         status = kernel.call(tree, q, g, ws, tau)
     else:
         status = OK
@@ -366,7 +385,7 @@ def _gravity_checked(
         t = [0.0] * n
         rows = tau.reshape(-1, n)
         for row, (qi,) in enumerate(_rows(q)):
-            status |= c.GRAVITY_TORQUES.call(tree, qi, gl, ws, t)
+            status |= entry_points.GRAVITY_TORQUES.call(tree, qi, gl, ws, t)
             rows[row] = t
     _check(status, {"q": q, "gravity": g})
     return tau
@@ -400,14 +419,14 @@ def _mass_matrix_checked(model: RobotModel, q: npt.ArrayLike, data: Data | None)
     tree = model.kernel_tree()
     flat = np.empty((*q.shape[:-1], n * n))
     if HAVE_NUMBA:
-        kernel = c.MASS_MATRIX if q.ndim == 1 else c.MASS_MATRIX_BATCH
+        kernel = entry_points.MASS_MATRIX if q.ndim == 1 else entry_points.MASS_MATRIX_BATCH
         status = kernel.call(tree, q, data.ws, data.comp, flat)
     else:
         status = OK
         scratch = [0.0] * (n * n)
         rows = flat.reshape(-1, n * n)
         for row, (qi,) in enumerate(_rows(q)):
-            status |= c.MASS_MATRIX.call(tree, qi, data.ws, data.comp, scratch)
+            status |= entry_points.MASS_MATRIX.call(tree, qi, data.ws, data.comp, scratch)
             rows[row] = scratch
     _check(status, {"q": q})
     return flat.reshape(*q.shape[:-1], n, n)
@@ -592,8 +611,8 @@ def body_poses(model: RobotModel, q: np.ndarray) -> tuple[np.ndarray, np.ndarray
     n = model.njoints
     tree = model.kernel_tree()
     ws: Any = np.zeros(n * WS_STRIDE) if HAVE_NUMBA else [0.0] * (n * WS_STRIDE)
-    c.JOINT_TRANSFORMS.call(tree, q if HAVE_NUMBA else q.tolist(), ws)
-    c.ROOT_ROTATIONS.call(tree, ws)
+    entry_points.JOINT_TRANSFORMS.call(tree, q if HAVE_NUMBA else q.tolist(), ws)
+    entry_points.ROOT_ROTATIONS.call(tree, ws)
     rec = np.asarray(ws).reshape(n, WS_STRIDE)
     rot = rec[:, W_ROT_ROOT : W_ROT_ROOT + 9].reshape(n, 3, 3)
     origin = rec[:, W_POS : W_POS + 3]
@@ -648,7 +667,7 @@ def _floating_rnea(
     args: tuple = (tree, root) if HAVE_NUMBA else (tree, root.tolist())
     extra: tuple = (g, wb, wd) if HAVE_NUMBA else (g.tolist(), wb.tolist(), wd.tolist())
     for i, (qi, vi, ai) in enumerate(states):
-        status = c.FLOATING_RNEA.call(*args, qi, vi, ai, *extra, d.ws, rows[i])
+        status = entry_points.FLOATING_RNEA.call(*args, qi, vi, ai, *extra, d.ws, rows[i])
         _floating_check(model, status, {"q": q, "qd": qd, "qdd": qdd, "gravity": g, "wrenches": wrenches})
     return tau
 
@@ -665,9 +684,9 @@ def _floating_gravity(
     rows = tau.reshape(-1, model.nv)
     for i, qi in enumerate(q.reshape(-1, model.nq)):
         if HAVE_NUMBA:
-            status = c.FLOATING_GRAVITY.call(tree, root, qi, g, d.ws, rows[i])
+            status = entry_points.FLOATING_GRAVITY.call(tree, root, qi, g, d.ws, rows[i])
         else:
-            status = c.FLOATING_GRAVITY.call(tree, root.tolist(), qi, g.tolist(), d.ws, rows[i])
+            status = entry_points.FLOATING_GRAVITY.call(tree, root.tolist(), qi, g.tolist(), d.ws, rows[i])
         _floating_check(model, status, {"q": q, "gravity": g})
     return tau
 
@@ -682,9 +701,9 @@ def _floating_mass_matrix(model: RobotModel, q: npt.ArrayLike, data: Data | None
     rows = flat.reshape(-1, nv * nv)
     for i, qi in enumerate(q.reshape(-1, model.nq)):
         if HAVE_NUMBA:
-            status = c.FLOATING_MASS_MATRIX.call(tree, root, qi, d.ws, d.comp, rows[i])
+            status = entry_points.FLOATING_MASS_MATRIX.call(tree, root, qi, d.ws, d.comp, rows[i])
         else:
-            status = c.FLOATING_MASS_MATRIX.call(tree, root.tolist(), qi, d.ws, d.comp, rows[i])
+            status = entry_points.FLOATING_MASS_MATRIX.call(tree, root.tolist(), qi, d.ws, d.comp, rows[i])
         _floating_check(model, status, {"q": q})
     return flat.reshape(*q.shape[:-1], nv, nv)
 

@@ -114,45 +114,64 @@ class MultiSine:
         return (times, *self.sample(times))
 
 
+@dataclass(frozen=True)
+class ExcitationOptions:
+    """How `design` shapes a multi-sine; checked when made.
+
+    duration, ramp: s (the window's rise and fall, module docstring); components: sines per
+    joint; frequency_range: (low, high) Hz of their frequencies; max_amplitude: rad (or m)
+    from home at most; position_margin: rad (or m) kept from every position limit;
+    velocity_scale: the share of each velocity limit used; seed: of the frequencies, phases and
+    amplitude mix (reproducible).
+    """
+
+    duration: float = 10.0
+    ramp: float = 1.5
+    components: int = 3
+    frequency_range: tuple[float, float] = (0.15, 0.6)
+    max_amplitude: float = 0.4
+    position_margin: float = 0.1
+    velocity_scale: float = 0.5
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if self.components < 1:
+            raise RneaError("components must be >= 1")
+        f_lo, f_hi = self.frequency_range
+        if not (0 < f_lo <= f_hi < np.inf):
+            raise RneaError(f"frequency_range must be 0 < low <= high, got {self.frequency_range}")
+
+
 def design(
     home,
     lower,
     upper,
     velocity_limit,
     acceleration_limit,
-    duration: float = 10.0,
-    ramp: float = 1.5,
-    components: int = 3,
-    frequency_range: tuple[float, float] = (0.15, 0.6),
-    max_amplitude: float = 0.4,
-    position_margin: float = 0.1,
-    velocity_scale: float = 0.5,
-    seed: int = 0,
+    options: ExcitationOptions = ExcitationOptions(),
 ) -> MultiSine:
-    """A multi-sine around `home` that provably stays within the limits.
+    """A multi-sine around `home` that provably stays within the limits, shaped by `options`.
 
-    Every joint gets its own frequencies (in `frequency_range`, Hz), phases and amplitude mix
-    (seeded, reproducible). Each joint's amplitudes are then scaled down until the bounds of
+    Every joint gets its own frequencies (in `options.frequency_range`, Hz), phases and amplitude
+    mix (seeded, reproducible). Each joint's amplitudes are then scaled down until the bounds of
     `MultiSine.bounds` fit: |q − home| ≤ min(max_amplitude, room to the position limits less
     `position_margin`), |q̇| ≤ velocity_scale × velocity_limit, |q̈| ≤ acceleration_limit.
     Limits are per joint (infinite = none). ValueError when home is within the margin of a limit.
     """
+    o = options
     home = np.asarray(home, dtype=float).reshape(-1)
     n = home.size
     lower, upper, vlim, alim = (
         np.broadcast_to(np.asarray(x, dtype=float), (n,))
         for x in (lower, upper, velocity_limit, acceleration_limit)
     )
-    room = np.minimum(upper - position_margin - home, home - lower - position_margin)
+    room = np.minimum(upper - o.position_margin - home, home - lower - o.position_margin)
     if np.any(room <= 0):
         j = int(np.argmin(room))
-        raise RneaError(f"home of joint {j} ({home[j]:.4f}) is within {position_margin} of a limit")
-    if components < 1:
-        raise RneaError("components must be >= 1")
-    f_lo, f_hi = frequency_range
-    if not (0 < f_lo <= f_hi < np.inf):
-        raise RneaError(f"frequency_range must be 0 < low <= high, got {frequency_range}")
-    rng = np.random.default_rng(seed)
+        raise RneaError(f"home of joint {j} ({home[j]:.4f}) is within {o.position_margin} of a limit")
+    f_lo, f_hi = o.frequency_range
+    components, duration, ramp = o.components, o.duration, o.ramp
+    rng = np.random.default_rng(o.seed)
     frequencies = np.sort(rng.uniform(f_lo, f_hi, (n, components)), axis=1)
     phases = rng.uniform(0, 2 * np.pi, (n, components))
     mix = rng.uniform(0.5, 1.0, (n, components))
@@ -161,7 +180,7 @@ def design(
     s, v, a = unit.bounds()
     with np.errstate(divide="ignore"):
         scale = np.min(
-            np.stack([np.minimum(room, max_amplitude) / s, velocity_scale * vlim / v, alim / a]), axis=0
+            np.stack([np.minimum(room, o.max_amplitude) / s, o.velocity_scale * vlim / v, alim / a]), axis=0
         )
     return MultiSine(home, mix * scale[:, None], frequencies, phases, duration, ramp)
 

@@ -28,18 +28,14 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Empty, String
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-from rnea_ros.identification.excitation import design, within_effort_limits
+from rnea_ros.identification.excitation import ExcitationOptions, design, within_effort_limits
 from rnea_ros.model.robot_model import RobotModel
 from rnea_ros.ros import parameters
-from rnea_ros.ros.common import (
-    DESCRIPTION_QOS,
-    LATEST_STATE_QOS,
-    prepare_kernels,
-    run_node,
-    set_stamp,
-    stamp_ns,
-)
+from rnea_ros.ros.kernel_startup import prepare_kernels
+from rnea_ros.ros.qos import DESCRIPTION_QOS, LATEST_STATE_QOS
+from rnea_ros.ros.run_node import run_node
 from rnea_ros.ros.schema import Param, table
+from rnea_ros.ros.stamps import set_stamp, stamp_ns
 
 MULTISINE = table(
     (
@@ -193,14 +189,16 @@ class MultisineNode(Node):
             model.position_upper[index],
             model.velocity_limit[index],
             acceleration if acceleration.size > 1 else acceleration[0],
-            duration=p["duration"],
-            ramp=p["ramp"],
-            components=p["components"],
-            frequency_range=(p["frequency_min"], p["frequency_max"]),
-            max_amplitude=p["max_amplitude"],
-            position_margin=p["position_margin"],
-            velocity_scale=p["velocity_scale"],
-            seed=p["seed"],
+            ExcitationOptions(
+                duration=p["duration"],
+                ramp=p["ramp"],
+                components=p["components"],
+                frequency_range=(p["frequency_min"], p["frequency_max"]),
+                max_amplitude=p["max_amplitude"],
+                position_margin=p["position_margin"],
+                velocity_scale=p["velocity_scale"],
+                seed=p["seed"],
+            ),
         )
         scale = 1.0
         if p["effort_scale"] > 0:

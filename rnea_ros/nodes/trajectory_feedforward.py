@@ -44,15 +44,9 @@ from rnea_ros.control.effort_law import EffortLaw
 from rnea_ros.errors import ParameterError
 from rnea_ros.model.robot_model import RobotModel
 from rnea_ros.ros import diagnostics, parameters, qos
-from rnea_ros.ros.common import (
-    JOINT_STATES_QOS,
-    ThrottledLog,
-    guarded,
-    prepare_kernels,
-    run_node,
-    trajectory_points,
-)
 from rnea_ros.ros.diagnostics import NodeStats
+from rnea_ros.ros.guarded import guarded
+from rnea_ros.ros.kernel_startup import prepare_kernels
 from rnea_ros.ros.law_params import (
     LAW_JOINT_KINDS,
     LAW_PARAMS,
@@ -62,6 +56,7 @@ from rnea_ros.ros.law_params import (
     with_armature,
     with_payload,
 )
+from rnea_ros.ros.messages import trajectory_points
 from rnea_ros.ros.model_source import (
     MODEL_PARAMS,
     model_from_urdf,
@@ -70,7 +65,10 @@ from rnea_ros.ros.model_source import (
     start_model_source,
 )
 from rnea_ros.ros.per_joint import JointParameters, is_joint_parameter, pre_set
+from rnea_ros.ros.qos import JOINT_STATES_QOS
+from rnea_ros.ros.run_node import run_node
 from rnea_ros.ros.schema import Param, table
+from rnea_ros.ros.throttled_log import ThrottledLog
 from rnea_ros.ros.unheard import UnheardTopic
 from rnea_ros.trajectory.efforts import DEFAULT_RESAMPLE_PERIOD, trajectory_efforts
 from rnea_ros.trajectory.joint_map import JointMap
@@ -255,7 +253,7 @@ class TrajectoryFeedforwardNode(Node):
 
     def _guard(self, where: str, callback: Callable) -> Callable:
         """`callback` guarded: an unexpected exception is counted and shown on diagnostics under
-        internal_error.<where> and logged (see common.guarded)."""
+        internal_error.<where> and logged (see rnea_ros.ros.guarded)."""
         return guarded(where, callback, self._internal_error)
 
     def _internal_error(self, where: str, text: str) -> None:

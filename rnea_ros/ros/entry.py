@@ -2,14 +2,13 @@
 
 This module and the packages above it import nothing heavy (rnea_ros/__init__.py loads its public
 names on first use), so that `run` is in charge from the first milliseconds, before the seconds
-of imports of rclpy, numpy, numba and the node (0.8 s on a quiet machine, up to 10 s on a busy
-one):
+of imports of rclpy, numpy, numba and the node (seconds on a busy machine):
 
 - the process ends with whoever started it (`processes.end_with_parent`: a `ros2 run`, a launch or
   a test killed by SIGKILL takes its nodes with it);
 - a SIGINT (Ctrl-C) or SIGTERM during those imports ends the process with exit code 0 and one
   line, not a traceback through the import machinery; from `rclpy.init` on, `run_node` handles
-  both (ros/common.py).
+  both (ros/run_node.py).
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ from std_msgs.msg import String
 
 from rnea_ros.errors import ParameterError
 from rnea_ros.model.robot_model import RobotModel
-from rnea_ros.ros.common import DESCRIPTION_QOS
+from rnea_ros.ros.qos import DESCRIPTION_QOS
 from rnea_ros.ros.schema import Param, is_per_joint_value
 
 MODEL_PARAMS = (

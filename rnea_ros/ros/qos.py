@@ -8,6 +8,8 @@ profile. The topic is the resolved one, after remapping, as rclcpp names it: wit
 `qos_overrides./effort_controller/commands.publisher.reliability`. An invalid value ends start-up
 with one line naming the parameter (ParameterError); `warn_unmatched` warns about start-up
 `qos_overrides.*` parameters that name no topic of the node (a remapped or misspelled topic).
+
+The built-in profiles the nodes share: `JOINT_STATES_QOS`, `LATEST_STATE_QOS`, `DESCRIPTION_QOS`.
 """
 
 from __future__ import annotations
@@ -19,13 +21,27 @@ from typing import Any
 
 from rclpy.node import Node
 from rclpy.publisher import Publisher
-from rclpy.qos import QoSProfile
+from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.qos_overriding_options import QoSOverridingOptions
 from rclpy.subscription import Subscription
 
 from rnea_ros.errors import ParameterError
 from rnea_ros.ros.schema import did_you_mean
 
+# Best effort (matches reliable and best-effort publishers), keep last 10: a gripper driver's
+# message is not overwritten by the arm's next one; the node drains the queue each cycle, so the
+# newest state still wins.
+JOINT_STATES_QOS = QoSProfile(
+    depth=10, reliability=ReliabilityPolicy.BEST_EFFORT, history=HistoryPolicy.KEEP_LAST
+)
+# The newest state only (a trajectory source that needs no other).
+LATEST_STATE_QOS = QoSProfile(
+    depth=1, reliability=ReliabilityPolicy.BEST_EFFORT, history=HistoryPolicy.KEEP_LAST
+)
+# robot_description as robot_state_publisher offers it: reliable, latched.
+DESCRIPTION_QOS = QoSProfile(
+    depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL
+)
 # history, depth and reliability: what users change (durability stays the node's choice)
 OPTIONS = QoSOverridingOptions.with_default_policies()
 # node → (topic as named, expanded; resolved (remapped); publisher | subscription) of each entity
@@ -102,4 +118,13 @@ def profile_text(qos: QoSProfile) -> str:
     return f"{qos.reliability.name.lower()}, {qos.history.name.lower()} {qos.depth}"
 
 
-__all__ = ["OPTIONS", "profile_text", "publisher", "subscription", "warn_unmatched"]
+__all__ = [
+    "DESCRIPTION_QOS",
+    "JOINT_STATES_QOS",
+    "LATEST_STATE_QOS",
+    "OPTIONS",
+    "profile_text",
+    "publisher",
+    "subscription",
+    "warn_unmatched",
+]

@@ -13,21 +13,19 @@ cost more than the rest.
 
 Streams. A subscription marked with `stream(subscription)` (the node's joint_states, IMU and
 odometry, and the trajectory and wrench inputs a cycle may need at once; with them the /clock of
-use_sim_time) is waited on in a small third wait set: the streams and the guard conditions, in
-the full set's order (/clock, which rclpy's TimeSource subscribes first, before the node's
-joint_states: served after it, a state saw the node's time one step old). Only
-every FULL_WAIT_NS, when a timer is due (`Timer.time_until_next_call`, read after each full
-wait), and whenever that small wait ends without a message, does a wait take in every entity
-(timers, the other subscriptions, services, clients, waitables). In a 1 kHz loop of the
-inverse_dynamics node this took the thread CPU per command from 125 to 112 µs (median of four
-alternating pairs, docs/performance.md): the middleware's wait costs per entity (a timer adds
-its own guard condition), and a wait on all of them every millisecond was ~25 µs of a ~130 µs
-cycle (profiled). The price: while a stream flows, a parameter request or a
-message of another subscription waits up to FULL_WAIT_NS (plus one stream period) to be served;
-timers still fire when due. Its memory is bounded whatever the input rate: nothing is queued in
-Python, a subscription holds at most its QoS depth in the middleware. Every callback also runs
-under the node's error handler (`_internal_error(where, text)` of the package's nodes, else a logged error),
-so an exception in a callback rclpy owns (the parameter services) costs that one call.
+use_sim_time) is waited on in a small third wait set: the streams and the guard conditions, in the
+full set's order (/clock, which rclpy's TimeSource subscribes first, before the node's joint_states:
+served after it, a state saw the node's time one step old). Only every FULL_WAIT_NS, when a timer is
+due (`Timer.time_until_next_call`, read after each full wait), and whenever that small wait ends
+without a message, does a wait take in every entity (timers, the other subscriptions, services,
+clients, waitables): the middleware's wait costs per entity (a timer adds its own guard condition),
+and a wait on all of them every cycle was a large share of the node's cycle (the figures:
+docs/performance.md). The price: while a stream flows, a parameter request or a message of another
+subscription waits up to FULL_WAIT_NS (plus one stream period) to be served; timers still fire when
+due. Its memory is bounded whatever the input rate: nothing is queued in Python, a subscription
+holds at most its QoS depth in the middleware. Every callback also runs under the node's error
+handler (`_internal_error(where, text)` of the package's nodes, else a logged error), so an
+exception in a callback rclpy owns (the parameter services) costs that one call.
 
 API it relies on (tested here with Jazzy's rclpy 7.1, whose own executor makes the same calls;
 Humble and Kilted are not tested here; checked at start by `missing_api`, which names what is

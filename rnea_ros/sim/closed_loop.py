@@ -19,7 +19,7 @@ import numpy as np
 
 from rnea_ros.control.effort_law import EffortLaw, Efforts, compute_efforts
 from rnea_ros.friction.model import Friction
-from rnea_ros.identification.excitation import design
+from rnea_ros.identification.excitation import ExcitationOptions, design
 from rnea_ros.model.robot_model import RobotModel
 from rnea_ros.sim.mujoco_arm import MujocoArm
 from rnea_ros.sim.report import Recording
@@ -227,9 +227,11 @@ def run_phases(config: Config, plant_friction_scale: float = 1.0) -> Recording:
             model.position_upper[index],
             model.velocity_limit[index],
             3.0,
-            duration=config.trajectory,
-            ramp=config.ramp,
-            seed=config.seed,
+            ExcitationOptions(
+                duration=config.trajectory,
+                ramp=config.ramp,
+                seed=config.seed,
+            ),
         )
         first = k + int(round(LEAD / step))
         samples = motion.sample(np.arange(count - first) * step)  # rests at the end after `duration`

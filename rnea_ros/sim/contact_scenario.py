@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from rnea_ros.identification.excitation import design
+from rnea_ros.identification.excitation import ExcitationOptions, design
 from rnea_ros.model.robot_model import RobotModel
 
 THRESHOLD_MARGIN = 1.5  # collision threshold per joint = margin × the largest contact-free |r|
@@ -28,12 +28,14 @@ def fast_motion(model: RobotModel, chain: list[str], home: dict[str, float], dur
         model.position_upper[index],
         model.velocity_limit[index],
         6.0,
-        duration=duration,
-        ramp=min(1.0, duration / 4),
-        frequency_range=(0.3, 1.0),
-        max_amplitude=0.6,
-        velocity_scale=0.8,
-        seed=seed,
+        ExcitationOptions(
+            duration=duration,
+            ramp=min(1.0, duration / 4),
+            frequency_range=(0.3, 1.0),
+            max_amplitude=0.6,
+            velocity_scale=0.8,
+            seed=seed,
+        ),
     )
 
 

@@ -45,7 +45,7 @@ import yaml
 
 from rnea_ros.control.effort_law import EffortLaw
 from rnea_ros.friction.model import Friction
-from rnea_ros.identification.excitation import design
+from rnea_ros.identification.excitation import ExcitationOptions, design
 from rnea_ros.model.example_robots import example_urdf_path
 from rnea_ros.model.robot_model import RobotModel
 from rnea_ros.sim.demo import add_plant_arguments, check_plant
@@ -93,9 +93,11 @@ def multisine_points(model: RobotModel, duration: float, seed: int) -> Points:
         model.position_upper[index],
         model.velocity_limit[index],
         3.0,
-        duration=duration,
-        ramp=min(1.5, duration / 4),
-        seed=seed,
+        ExcitationOptions(
+            duration=duration,
+            ramp=min(1.5, duration / 4),
+            seed=seed,
+        ),
     )
     t, q, qd, qdd = motion.points(100.0)
     return Points(t, q, qd, qdd)

@@ -27,7 +27,7 @@ import numpy as np
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.utilities import remove_ros_args
 
-from rnea_ros.ros.common import run_node
+from rnea_ros.ros.run_node import run_node
 from rnea_ros.sim.contact_scenario import PULSE
 from rnea_ros.sim.sim_node import SimNode
 

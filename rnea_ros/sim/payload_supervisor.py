@@ -12,7 +12,7 @@ from geometry_msgs.msg import InertiaStamped
 from rcl_interfaces.srv import SetParameters
 from rclpy.parameter import Parameter
 
-from rnea_ros.ros.common import stamp_ns
+from rnea_ros.ros.stamps import stamp_ns
 from rnea_ros.sim.payload_scenario import START, Run
 from rnea_ros.sim.processes import Processes
 from rnea_ros.sim.scenario import NODE, TAIL, Config

@@ -40,7 +40,7 @@ import numpy as np
 from rnea_ros.control.effort_law import EffortLaw, Efforts, compute_efforts
 from rnea_ros.estimation.base_gravity import BaseGravity, imu_mount
 from rnea_ros.friction.model import Friction
-from rnea_ros.identification.excitation import design
+from rnea_ros.identification.excitation import ExcitationOptions, design
 from rnea_ros.model.example_robots import example_urdf_path
 from rnea_ros.model.robot_model import RobotModel
 from rnea_ros.sim.mujoco_arm import mujoco_urdf
@@ -185,9 +185,11 @@ def simulate(case: str, hold: float = HOLD, track: float = TRACK, seed: int = 0)
         model.position_upper[chain],
         model.velocity_limit[chain],
         3.0,
-        duration=track,
-        ramp=min(2.0, track / 4),
-        seed=seed,
+        ExcitationOptions(
+            duration=track,
+            ramp=min(2.0, track / 4),
+            seed=seed,
+        ),
     )
     steps = int(round((hold + track) / TIMESTEP))
     n_hold = int(round(hold / TIMESTEP))

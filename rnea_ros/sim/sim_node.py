@@ -64,9 +64,11 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 from trajectory_msgs.msg import JointTrajectory
 
-from rnea_ros.ros.common import DESCRIPTION_QOS, run_node, set_stamp, stamp_ns
 from rnea_ros.ros.parameters import declare
+from rnea_ros.ros.qos import DESCRIPTION_QOS
+from rnea_ros.ros.run_node import run_node
 from rnea_ros.ros.schema import Param, table
+from rnea_ros.ros.stamps import set_stamp, stamp_ns
 from rnea_ros.sim.answer_pairing import AnswerMatcher, TickAnswers
 from rnea_ros.sim.jtc import GAIN_NAMES, Gains, JointTrajectoryController
 from rnea_ros.sim.mujoco_arm import COULOMB_MODELS, INTEGRATORS, MujocoArm

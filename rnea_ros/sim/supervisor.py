@@ -35,7 +35,8 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Empty, Float64MultiArray, String
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-from rnea_ros.ros.common import DESCRIPTION_QOS, stamp_ns
+from rnea_ros.ros.qos import DESCRIPTION_QOS
+from rnea_ros.ros.stamps import stamp_ns
 from rnea_ros.sim.processes import Processes
 from rnea_ros.sim.report import RealTimeLost, Recording
 from rnea_ros.sim.scenario import MODEL_TERMS, NODE, RATE, RECORDED_TERMS, SETTLE, TAIL, Config

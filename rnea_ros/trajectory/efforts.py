@@ -32,12 +32,11 @@ from rnea_ros.model.robot_model import RobotModel
 from rnea_ros.trajectory.sampling import TrajectorySampler
 
 # 5 ms: JTC's linear interpolation of the efforts between points 5 ms apart stays within 1 % of
-# the effort limit on every trajectory of `bench/interpolation_error.py` without Coulomb friction
-# (worst 0.54 %: a UR5 point-to-point move slowed down to its limits; 0.25 % Panda; the demo's
-# multi-sines 3e-4 N m). With 10 ms that move reaches 2 %. See README.
+# the effort limit on every trajectory of `bench/interpolation_error.py` without Coulomb friction;
+# 10 ms does not (the figures: docs/trajectories.md, "Resample period").
 DEFAULT_RESAMPLE_PERIOD = 0.005
-# Resampled points of one trajectory at most (500 s at 5 ms; about 0.1 GB of arrays for 7 joints
-# and a few seconds of work here): the work per trajectory is bounded.
+# Resampled points of one trajectory at most (500 s at 5 ms; about 0.1 GB of arrays for 7 joints):
+# the work per trajectory is bounded.
 MAX_SAMPLES = 100_000
 _ZERO_GRAVITY = np.zeros(3)
 FEEDFORWARD = EffortLaw()  # every model term, default gravity, no friction, no wrench

@@ -11,7 +11,7 @@ import numpy as np
 
 from rnea_ros import Friction, RobotModel, friction_torques, rnea
 from rnea_ros.identification.bag import write_joint_states
-from rnea_ros.identification.excitation import design
+from rnea_ros.identification.excitation import ExcitationOptions, design
 from rnea_ros.identification.regressor import (
     body_columns,
     joint_columns,
@@ -47,11 +47,13 @@ def motion(model: RobotModel, seed: int, duration: float, rate: float, center: f
         model.position_upper,
         np.minimum(model.velocity_limit, 2.0),
         10.0,
-        duration=duration,
-        components=5,
-        frequency_range=(0.1, 1.0),
-        max_amplitude=1.2,
-        seed=seed,
+        ExcitationOptions(
+            duration=duration,
+            components=5,
+            frequency_range=(0.1, 1.0),
+            max_amplitude=1.2,
+            seed=seed,
+        ),
     )
     return traj.points(rate)
 

@@ -183,14 +183,16 @@ def law_total(q, qd, q_des, qd_des, law, out):
 
 
 @njit
-def friction_after(record, q, qd, qd_des, driven, state, clock, prev):
+def friction_after(record, q, qd, qd_des, driven, state, guard_window, prev):
     """The effort law's friction path after the command: the runaway guard's period since the
-    last sample `prev` (guard_step_kernel on its `state` and `clock`; when options[OPT_RUN_GUARD]),
+    last sample `prev` (guard_step_kernel on its `state` and `guard_window`; when options[OPT_RUN_GUARD]),
     then this call's sample into `prev` (friction_guard SAMPLE_* rows) for the next one."""
     options, _, _, work, mass, _, out = cycle_tables(record)
     if options[OPT_RUN_GUARD] != 0.0:
-        mid = work[WORK_MID : WORK_MID + MID_ROWS]
-        guard_step_kernel(record, q, qd, qd_des, driven, options[OPT_DT], mid, mass, state, clock, prev)
+        midpoint = work[WORK_MID : WORK_MID + MID_ROWS]
+        guard_step_kernel(
+            record, q, qd, qd_des, driven, options[OPT_DT], midpoint, mass, state, guard_window, prev
+        )
     for i in range(len(q)):
         prev[SAMPLE_Q, i] = q[i]
         prev[SAMPLE_QD, i] = qd[i]
@@ -204,11 +206,13 @@ def friction_after(record, q, qd, qd_des, driven, state, clock, prev):
 # evaluates its model terms at the desired state, every model term; the runaway guard's rnea is
 # at the period's midpoint, another configuration, and makes its own.
 @njit
-def cycle_kernel(record, q, qd, q_des, qd_des, qdd_des, driven, wrench_body, wrench_data, state, clock, prev):
+def cycle_kernel(
+    record, q, qd, q_des, qd_des, qdd_des, driven, wrench_body, wrench_data, state, guard_window, prev
+):
     """The inverse_dynamics effort law for one cycle, on the cycle record `record` (its tables
     above) for the measured (q, q̇) and desired (q, q̇, q̈) state, driven[i] != 0 where a trajectory
     drives joint i, the link wrenches (layout's wrench record), the runaway guard's `state` and
-    `clock` and the last sample `prev`. In turn: M(q) into `mass` and the friction row out[3]
+    `guard_window` and the last sample `prev`. In turn: M(q) into `mass` and the friction row out[3]
     (friction_kernel; with OPT_FRICTION); M(q)⁻¹ into `minv` (with OPT_BOUND and OPT_REFRESH) and
     the gains of this cycle (bound_gains_kernel; with OPT_BOUND); the model terms (model_terms) at
     q, q̇ or, with OPT_DESIRED, at the desired state; the feedback, the total and its clamp
@@ -255,5 +259,5 @@ def cycle_kernel(record, q, qd, q_des, qd_des, qdd_des, driven, wrench_body, wre
     if status != OK:
         return status
     if friction_on:
-        friction_after(record, q, qd, qd_des, driven, state, clock, prev)
+        friction_after(record, q, qd, qd_des, driven, state, guard_window, prev)
     return OK

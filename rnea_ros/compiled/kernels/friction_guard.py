@@ -1,6 +1,7 @@
 """The friction compensation's kernel and its coefficient table (FC_*, rows per joint, filled by
 `rnea_ros.friction.compensation.coefficient_table`), and the runaway guard's kernels with its
-state table (G_*) and clock (K_*) (`rnea_ros.friction.runaway_guard` says what they decide).
+state table (G_*) and window (K_*: its length, the time elapsed in it, the trips)
+(`rnea_ros.friction.runaway_guard` says what they decide).
 """
 
 from __future__ import annotations
@@ -60,7 +61,7 @@ def friction_kernel(qd, qd_des, driven, mass, period, coef, weight, out):
 
 # The runaway guard's kernels (rnea_ros.friction.runaway_guard, which says what they decide).
 GUARD_SPEED = 0.1  # rad/s (or m/s): velocity errors below this never trip the guard
-# Rows of the guard's state table (per joint) and slots of its clock.
+# Rows of the guard's state table (per joint) and slots of its window (`guard_window`).
 G_WEIGHT, G_TRIPPED, G_INJECTED, G_DISSIPATED, G_ERROR, G_PREVIOUS = range(6)
 G_ROWS = 6
 K_ELAPSED, K_WINDOW, K_TRIPS = range(3)
@@ -68,23 +69,23 @@ K_SIZE = 3
 
 
 @njit
-def guard_kernel(state, clock, dt, qd_prev, qd, applied, need, friction, qd_des, driven, mass):
-    """Integrate one period of length dt (s) into `state` (G_ROWS, n) and `clock`; at a window's
+def guard_kernel(state, guard_window, dt, qd_prev, qd, applied, tau_model, friction, qd_des, driven, mass):
+    """Integrate one period of length dt (s) into `state` (G_ROWS, n) and `guard_window`; at a window's
     end decide which joints trip. mass: M(q) flat (n × n). Returns the number of new trips."""
     n = len(qd)
-    window = clock[K_WINDOW]
+    window = guard_window[K_WINDOW]
     for i in range(n):
         vbar = 0.5 * (qd_prev[i] + qd[i])
         state[G_INJECTED, i] += friction[i] * vbar * dt
-        state[G_DISSIPATED, i] += (applied[i] - need[i]) * vbar * dt
+        state[G_DISSIPATED, i] += (applied[i] - tau_model[i]) * vbar * dt
         e = qd[i] - (qd_des[i] if driven[i] != 0 else 0.0)
         state[G_ERROR, i] += e * e * dt
         if state[G_TRIPPED, i] != 0.0:
             state[G_WEIGHT, i] = max(0.0, state[G_WEIGHT, i] - dt / window)
-    clock[K_ELAPSED] += dt
+    guard_window[K_ELAPSED] += dt
     trips = 0
-    if clock[K_ELAPSED] >= window:
-        elapsed = clock[K_ELAPSED]
+    if guard_window[K_ELAPSED] >= window:
+        elapsed = guard_window[K_ELAPSED]
         for i in range(n):
             rms = math.sqrt(state[G_ERROR, i] / elapsed)
             floor = 0.5 * mass[i * n + i] * GUARD_SPEED * GUARD_SPEED
@@ -102,8 +103,8 @@ def guard_kernel(state, clock, dt, qd_prev, qd, applied, need, friction, qd_des,
             state[G_INJECTED, i] = 0.0
             state[G_DISSIPATED, i] = 0.0
             state[G_ERROR, i] = 0.0
-        clock[K_ELAPSED] = 0.0
-        clock[K_TRIPS] += trips
+        guard_window[K_ELAPSED] = 0.0
+        guard_window[K_TRIPS] += trips
     return trips
 
 
@@ -111,27 +112,29 @@ def guard_kernel(state, clock, dt, qd_prev, qd, applied, need, friction, qd_des,
 # its q, q̇, the total applied and the friction term of it.
 SAMPLE_Q, SAMPLE_QD, SAMPLE_TOTAL, SAMPLE_FRICTION = range(4)
 SAMPLE_ROWS = 4
-# Rows of the period's midpoint table (`mid` of guard_step_kernel): the mean q and q̇ and Δq̇/dt
+# Rows of the period's midpoint table (`midpoint` of guard_step_kernel): the mean q and q̇ and Δq̇/dt
 # over the period, then the effort the rigid-body model needs for them.
-MID_Q, MID_QD, MID_QDD, MID_NEED = range(4)
+MID_Q, MID_QD, MID_QDD, MID_TAU_MODEL = range(4)
 MID_ROWS = 4
 
 
 @njit
-def guard_step_kernel(record, q, qd, qd_des, driven, dt, mid, mass, state, clock, prev):
+def guard_step_kernel(record, q, qd, qd_des, driven, dt, midpoint, mass, state, guard_window, prev):
     """One period of length dt (s) since the last sample `prev` (SAMPLE_* rows): the effort the
     rigid-body model needs for the measured motion at the period's midpoint (rnea at mean q, mean
-    q̇ and Δq̇/dt, with the tree, gravity and workspace of the packed record `record`) into `mid`
-    (MID_* rows), then `guard_kernel` on `state` and `clock`. mass: M(q) flat (n × n). Returns the
+    q̇ and Δq̇/dt, with the tree, gravity and workspace of the packed record `record`) into `midpoint`
+    (MID_* rows), then `guard_kernel` on `state` and `guard_window`. mass: M(q) flat (n × n). Returns the
     number of new trips (-1: rnea failed)."""
     tree, gravity, ws, _ = unpack(record)
     n = len(q)
     for i in range(n):
-        mid[MID_Q, i] = 0.5 * (prev[SAMPLE_Q, i] + q[i])
-        mid[MID_QD, i] = 0.5 * (prev[SAMPLE_QD, i] + qd[i])
-        mid[MID_QDD, i] = (qd[i] - prev[SAMPLE_QD, i]) / dt
-    need = mid[MID_NEED]
-    if rnea_kernel(tree, mid[MID_Q], mid[MID_QD], mid[MID_QDD], gravity, ws, need) != 0:
+        midpoint[MID_Q, i] = 0.5 * (prev[SAMPLE_Q, i] + q[i])
+        midpoint[MID_QD, i] = 0.5 * (prev[SAMPLE_QD, i] + qd[i])
+        midpoint[MID_QDD, i] = (qd[i] - prev[SAMPLE_QD, i]) / dt
+    tau_model = midpoint[MID_TAU_MODEL]
+    if rnea_kernel(tree, midpoint[MID_Q], midpoint[MID_QD], midpoint[MID_QDD], gravity, ws, tau_model) != 0:
         return -1
     applied, friction = prev[SAMPLE_TOTAL], prev[SAMPLE_FRICTION]
-    return guard_kernel(state, clock, dt, prev[SAMPLE_QD], qd, applied, need, friction, qd_des, driven, mass)
+    return guard_kernel(
+        state, guard_window, dt, prev[SAMPLE_QD], qd, applied, tau_model, friction, qd_des, driven, mass
+    )

@@ -53,11 +53,11 @@ def inverse_inertia_kernel(tree, q, ws, comp, mass, have_mass, minv):
 
 
 @njit
-def bound_gains_kernel(minv, law, lag, max_lag, rows):
+def bound_gains_kernel(minv, law, lag, max_lag, scratch):
     """The gains of this cycle, from the law's (rows LAW_KP, LAW_KD of the law table), into its
     rows LAW_KP_NOW and LAW_KD_NOW and their scale into LAW_SCALE (see
     rnea_ros.control.feedback_bound), for the loop's lag and the largest phase lag allowed (rad);
-    minv: M(q)⁻¹ (n, n); `rows` (2, n) is scratch."""
+    minv: M(q)⁻¹ (n, n); `scratch` (2, n) is scratch."""
     n = minv.shape[0]
     kp = law[LAW_KP]
     kd = law[LAW_KD]
@@ -77,12 +77,12 @@ def bound_gains_kernel(minv, law, lag, max_lag, rows):
                     mij = abs(minv[i, j])
                     a += math.sqrt(scale[j] * kd[i] * kd[j]) * mij
                     b += scale[j] * math.sqrt(kp[i] * kp[j]) * mij
-                rows[0, i] = math.sqrt(scale[i]) * a
-                rows[1, i] = scale[i] * b
+                scratch[0, i] = math.sqrt(scale[i]) * a
+                scratch[1, i] = scale[i] * b
             for i in range(n):
                 if kp[i] <= 0.0 and kd[i] <= 0.0:
                     continue
-                wc = crossover(rows[0, i], rows[1, i])
+                wc = crossover(scratch[0, i], scratch[1, i])
                 if not wc < math.inf:  # a massless joint: no gain at any rate
                     scale[i] = 0.0
                 elif wc > target:

@@ -32,7 +32,7 @@ holds WR_ORIGIN the link origin in that body's frame (3), then the wrench the li
 environment, root-frame axes: WR_FORCE (3) and WR_MOMENT about the link origin (3), then 3 unused.
 Packed record (a model's default workspace, `RobotModel.kernel_record`): one array holding everything
 but the state, so that the most common calls pass three to five arrays instead of five to seven
-(each costs ~0.04 µs to pass): PK_N the number of bodies n, then from PK_TREE the tree record
+(each array passed costs a call): PK_N the number of bodies n, then from PK_TREE the tree record
 (n TREE_STRIDE), the default gravity (3, root frame), the workspace (n WS_STRIDE) and the
 composite-inertia scratch (n COMP_STRIDE); `packed_slices` / `unpack` cut it.
 """

@@ -5,10 +5,10 @@ It imports nothing heavy: `main` starts through `rnea_ros.ros.entry.run` (the pr
 parent; a Ctrl-C or SIGTERM during the imports is one line, exit 0), which imports `start`'s
 module, the node, rclpy and the kernels' modules.
 
-The node spins as `RNEA_ROS_EXECUTOR` selects (`common.selected_spin`): the wait-set loop
+The node spins as `RNEA_ROS_EXECUTOR` selects (`executors.selected_spin`): the wait-set loop
 (`waitset`, `waitset_loop.WaitSetExecutor`: one wait set, bounded memory), rclpy's default
 executor (`default`) or rclpy's EventsExecutor (`events`: its event queue grows without bound when
-joint_states comes faster than the node answers, see `common.spin_events`)."""
+joint_states comes faster than the node answers, see `executors.spin_events`)."""
 
 from __future__ import annotations
 

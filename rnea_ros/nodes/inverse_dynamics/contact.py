@@ -33,9 +33,9 @@ from rnea_ros.errors import ParameterError
 from rnea_ros.estimation.observer import MomentumObserver, TipWrench
 from rnea_ros.model.robot_model import RobotModel
 from rnea_ros.nodes.inverse_dynamics.cycle_model import CycleModel
-from rnea_ros.ros.common import ThrottledLog
 from rnea_ros.ros.diagnostics import status
 from rnea_ros.ros.law_params import friction_of
+from rnea_ros.ros.throttled_log import ThrottledLog
 
 FLAG_QOS = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
 

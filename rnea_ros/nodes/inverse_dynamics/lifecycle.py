@@ -39,8 +39,8 @@ from rnea_ros.algorithms.dynamics import gravity_torques
 from rnea_ros.nodes.inverse_dynamics.diagnostics import CycleStats
 from rnea_ros.nodes.inverse_dynamics.node import InverseDynamicsNode
 from rnea_ros.nodes.inverse_dynamics.overrides import NONE
-from rnea_ros.ros.common import run_node
 from rnea_ros.ros.model_source import take_description
+from rnea_ros.ros.run_node import run_node
 
 DESCRIPTION_WAIT_S = 5.0  # configure waits this long for the latched robot_description topic
 

@@ -5,17 +5,17 @@ cycle evaluates on the model (cycle_model.py), joint_states merged per joint (jo
 the effort law (rnea_ros.control.effort_law), the desired state of trajectories timed as
 joint_trajectory_controller's (rnea_ros.trajectory.desired_state) and diagnostics
 (diagnostics.py). All callbacks run in one thread and go through `_guard`, so no exception can end
-the process. Everything that belongs to a model (the cycle model, the joint cache, the desired
-state, the name layouts) lives in one `Loaded` that a new model or parameter set replaces whole,
-so a cycle never sees half an update.
+the process. joint_states come in through joint_states_intake.py. Everything that belongs to a
+model (the cycle model, the joint cache, the desired state, the name layouts) lives in one
+`LoadedModel` (loaded_model.py) that a new model or parameter set replaces whole, so a cycle never
+sees half an update.
 """
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from functools import partial
 
 import numpy as np
@@ -38,13 +38,15 @@ from rnea_ros.control.terms import TERMS
 from rnea_ros.errors import ParameterError, TrajectoryInPastError, URDFError
 from rnea_ros.model.robot_model import Payload, RobotModel
 from rnea_ros.nodes.inverse_dynamics import contact, payload_estimation
-from rnea_ros.nodes.inverse_dynamics.base_gravity import ImuDrop, ImuGravity
 from rnea_ros.nodes.inverse_dynamics.base_state import BaseDrop, BaseStateInput
 from rnea_ros.nodes.inverse_dynamics.contact_forces import ContactOutputs
 from rnea_ros.nodes.inverse_dynamics.contact_params import contacts_of
 from rnea_ros.nodes.inverse_dynamics.cycle_model import CycleModel, build_cycle_model
 from rnea_ros.nodes.inverse_dynamics.diagnostics import SCALED, CycleStats, diagnostic_status
 from rnea_ros.nodes.inverse_dynamics.feedback_log import FeedbackScaleLog
+from rnea_ros.nodes.inverse_dynamics.imu_gravity import ImuDrop, ImuGravity
+from rnea_ros.nodes.inverse_dynamics.joint_states_intake import CLOCK_MIXUP, JointStatesIntake
+from rnea_ros.nodes.inverse_dynamics.loaded_model import LoadedModel
 from rnea_ros.nodes.inverse_dynamics.overrides import (
     NONE,
     PAYLOAD_PARAMS,
@@ -55,20 +57,11 @@ from rnea_ros.nodes.inverse_dynamics.overrides import (
 )
 from rnea_ros.nodes.inverse_dynamics.params import INVERSE_DYNAMICS, JOINT_KINDS
 from rnea_ros.ros import diagnostics, parameters, qos
-from rnea_ros.ros.cdr import Float64ArrayWriter, JointStateReader, JointStateWriter, WireJointState
-from rnea_ros.ros.common import (
-    JOINT_STATES_QOS,
-    InPlaceDoubles,
-    KernelsInBackground,
-    ReusedJointState,
-    ThrottledLog,
-    clock_ns,
-    guarded,
-    run_node,
-    stamp_ns,
-    trajectory_points,
-)
-from rnea_ros.ros.joint_states import JointStateCache, Layout, efforts_of, layout
+from rnea_ros.ros.cdr import Float64ArrayWriter, JointStateWriter, WireJointState
+from rnea_ros.ros.guarded import guarded
+from rnea_ros.ros.joint_states import JointStateCache
+from rnea_ros.ros.kernel_startup import KernelsInBackground
+from rnea_ros.ros.messages import InPlaceDoubles, ReusedJointState, trajectory_points
 from rnea_ros.ros.model_source import (
     PARAMETER_SOURCE,
     model_from_urdf,
@@ -77,6 +70,10 @@ from rnea_ros.ros.model_source import (
     start_model_source,
 )
 from rnea_ros.ros.per_joint import JointParameters, is_joint_parameter, pre_set
+from rnea_ros.ros.qos import JOINT_STATES_QOS
+from rnea_ros.ros.run_node import run_node
+from rnea_ros.ros.stamps import clock_ns, stamp_ns
+from rnea_ros.ros.throttled_log import ThrottledLog
 from rnea_ros.ros.unheard import UnheardTopic
 from rnea_ros.ros.waitset_loop import stream
 from rnea_ros.trajectory.desired_state import DesiredState
@@ -89,36 +86,6 @@ COMMAND_QOS = QoSProfile(depth=10)
 # costs more than a cycle's dynamics, so it is kept out of the cycle.
 LISTENER_PERIOD = 0.1
 UNHEARD_PERIOD = 0.5  # s between looks for a subscriber of ~/effort_commands (rnea_ros.ros.unheard)
-# Stamps this far (s) from the node clock come from another clock source, not from lag.
-CLOCK_MIXUP = 1e6
-MISSING_SHOWN = 12  # joint names quoted from a joint_states without the commanded joints
-
-
-@dataclass(frozen=True)
-class Loaded:
-    """A model with everything that belongs to it; replaced whole, never edited in place (the
-    joint cache's arrays aside, which only the joint_states callback writes, and the desired
-    state, which the trajectory callback feeds and the cycle samples)."""
-
-    base: RobotModel  # the joints' model, its root link fixed (root_joint fixed: the model)
-    cycle: CycleModel
-    cache: JointStateCache
-    desired: DesiredState
-    floating: RobotModel | None = None  # root_joint floating or planar: the model with it
-    layouts: dict[tuple[str, ...], Layout] = field(default_factory=dict)
-    # q̈_des 0 and no joint driven, without a trajectory: per model, not per cycle (only read;
-    # writable, as numba compiles other signatures for read-only arrays)
-    rest: np.ndarray = field(default_factory=lambda: np.zeros(0))
-    undriven: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
-    # plausible joint positions and velocities (rnea_ros.trajectory.plausible), of the cycle's model
-    bounds: JointBounds = field(init=False)
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "bounds", JointBounds.of(self.cycle.model))
-        nv = self.cycle.model.nv
-        if len(self.rest) != nv:
-            object.__setattr__(self, "rest", np.zeros(nv))
-            object.__setattr__(self, "undriven", np.zeros(nv, dtype=np.int64))
 
 
 class InverseDynamicsNode(Node):
@@ -132,16 +99,16 @@ class InverseDynamicsNode(Node):
         self._joint_params = JointParameters(self, JOINT_KINDS, INVERSE_DYNAMICS)
         deferred = partial(is_joint_parameter, JOINT_KINDS)
         self._params = _checked(parameters.declare(self, INVERSE_DYNAMICS, deferred=deferred))
-        self._loaded: Loaded | None = None
+        self._loaded: LoadedModel | None = None
         self._pending: tuple[dict, CycleModel | None, Overrides] | None = None
         self._overrides = NONE  # what ~/ee_wrench and ~/payload set (kept across model swaps)
         self._payload_estimation: payload_estimation.PayloadEstimation | None = None  # from _start
         self._log = ThrottledLog(self)
         self._feedback_log = FeedbackScaleLog(self.get_logger())  # said on change, summed up now and then
-        self._uncommanded: tuple[str, ...] = ()  # names of the last joint_states without a commanded joint
         self._missing = ""  # the joints the model lacks at the last diagnostics ("" if none)
         self._guard_trips_logged = 0
         self.stats = CycleStats()
+        self._intake = JointStatesIntake(self, self._drop, self._command_cycle)  # joint_states in
         self._contact = contact.ContactMonitor(self)
         self._imu = ImuGravity()  # gravity_source imu_*: the gravity from ~/imu
         self._base = BaseStateInput()  # root_joint floating | planar: ~/odometry and ~/imu
@@ -175,19 +142,9 @@ class InverseDynamicsNode(Node):
         self._term_pubs = {t: self.create_publisher(JointState, f"~/terms/{t}", 10) for t in TERMS}
         self._answers = {t: ReusedJointState() for t in (None, *TERMS)}  # per output, refilled
         self._answer_bytes = {t: JointStateWriter() for t in (None, *TERMS)}  # ... or sent as bytes
-        self._reader = JointStateReader()  # joint_states are taken raw (bytes) and read by it
         self._diag_pub = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
         guard = self._guard
-        self._joint_states_sub = stream(
-            qos.subscription(
-                self,
-                JointState,
-                "joint_states",
-                guard("joint_states", self._on_joint_states),
-                JOINT_STATES_QOS,
-                raw=True,
-            )
-        )
+        self._intake.subscribe(guard("joint_states", self._on_joint_states), self._kernels)
         # the inputs a cycle may need at once are streams (waitset_loop): served at every wait
         stream(
             qos.subscription(
@@ -233,7 +190,7 @@ class InverseDynamicsNode(Node):
 
     def _guard(self, where: str, callback: Callable) -> Callable:
         """`callback` guarded: an unexpected exception is counted under internal_error with its
-        text on diagnostics and logged (see common.guarded)."""
+        text on diagnostics and logged (see rnea_ros.ros.guarded)."""
         return guarded(where, callback, self._internal_error)
 
     def _internal_error(self, where: str, text: str) -> None:
@@ -286,7 +243,7 @@ class InverseDynamicsNode(Node):
         kept = "the previous model keeps commanding" if self._loaded else "no model loaded"
         self.get_logger().error(f"rejected robot description from {source}: {exc} ({kept})")
 
-    def _parameter_model(self) -> tuple[Loaded, Overrides, dict] | None:
+    def _parameter_model(self) -> tuple[LoadedModel, Overrides, dict] | None:
         """The model of the robot_description parameter (None when empty); ParameterError naming
         the parameter at fault. Builds no kernel (the model and the law are plain data)."""
         xml = self._params["robot_description"]
@@ -297,8 +254,8 @@ class InverseDynamicsNode(Node):
         except URDFError as exc:
             raise ParameterError("robot_description", str(exc)) from None
 
-    def _build(self, xml: str) -> tuple[Loaded, Overrides, dict]:
-        """The Loaded state of a description with the current parameters (and the message
+    def _build(self, xml: str) -> tuple[LoadedModel, Overrides, dict]:
+        """The LoadedModel of a description with the current parameters (and the message
         overrides it keeps) and the parameters with the per-joint ones of its joints; ValueError
         naming the link, joint or parameter at fault."""
         params, old = self._params, self._loaded
@@ -314,9 +271,10 @@ class InverseDynamicsNode(Node):
         contact.check(params, cycle.model, len(cycle.output_names))
         payload_estimation.check(params, cycle.model)
         cache = JointStateCache(cycle.model, old.cache if old else None)
-        return Loaded(base, cycle, cache, DesiredState(cycle.model.nv), floating=floating), override, params
+        loaded = LoadedModel(base, cycle, cache, DesiredState(cycle.model.nv), floating=floating)
+        return loaded, override, params
 
-    def _install(self, built: tuple[Loaded, Overrides, dict], source: str) -> None:
+    def _install(self, built: tuple[LoadedModel, Overrides, dict], source: str) -> None:
         old = self._loaded
         if old is not None and not old.desired.idle:
             self.get_logger().warn(
@@ -329,7 +287,7 @@ class InverseDynamicsNode(Node):
         base, cycle = self._loaded.base, self._loaded.cycle
         self.stats.model_error = ""
         self.stats.last_drop = ""  # the reasons of another model do not say why this one is silent
-        self._uncommanded = ()
+        self._intake.uncommanded = ()
         self.get_logger().info(
             f"model '{base.name}' from {source}: {base.nv} joints, commands for {cycle.output_names}"
         )
@@ -447,7 +405,7 @@ class InverseDynamicsNode(Node):
         if self._payload_estimation is not None:
             self._payload_estimation.cancel(why)
 
-    def _apply_overrides(self, loaded: Loaded, overrides: Overrides, reason: str) -> bool:
+    def _apply_overrides(self, loaded: LoadedModel, overrides: Overrides, reason: str) -> bool:
         """Swap in the cycle model with new message overrides, whole; rejected with a reason if it fails."""
         try:
             cycle = build_cycle_model(
@@ -461,7 +419,7 @@ class InverseDynamicsNode(Node):
 
     def _on_imu(self, msg: Imu) -> None:
         """The base's IMU: its orientation and angular velocity with a floating root and base.source
-        *imu (base_state.py); its gravity for gravity_source imu_* (base_gravity.py); else ignored."""
+        *imu (base_state.py); its gravity for gravity_source imu_* (imu_gravity.py); else ignored."""
         loaded = self._loaded
         if loaded is not None and loaded.floating is not None:
             if BaseStateInput.needs(self._params)[1]:
@@ -528,104 +486,15 @@ class InverseDynamicsNode(Node):
             self._drop("bad_trajectory", f"~/joint_trajectory rejected: {exc}")
 
     def _on_joint_states(self, raw: bytes | None) -> None:
-        """Merge this message (serialized: the subscription is raw) and every one queued behind it
-        (any publisher's), then command once for the newest that carries a commanded joint:
-        nothing is lost, the newest state wins. Each message is judged against the clock read
-        when it is taken: a drain can last (a flood, a stall), and one taken later must not be
-        judged by a reading from before it was sent."""
-        t0 = time.perf_counter()
-        clock = self.get_clock()
-        now_ns = clock_ns(clock)
-        self.stats.last_receive_ns = now_ns
-        loaded = self._loaded
-        if not self._kernels.ready:  # compiling (cold cache): no kernel call in this thread
-            self._not_ready(raw)
-            return
-        trigger = None
-        take = self._joint_states_sub.handle.take_message
-        while raw is not None:
-            if loaded is None:
-                self.stats.reject("no_model", "no model loaded")
-            else:
-                try:
-                    msg = self._reader.read(raw)
-                except ValueError as exc:
-                    self._drop("bad_message", f"{exc}: no command")
-                else:
-                    if self._merge(loaded, msg, now_ns):
-                        trigger = msg
-            taken = take(JointState, True)
-            raw = None if taken is None else taken[0]
-            if raw is not None:
-                now_ns = self.stats.last_receive_ns = clock_ns(clock)
-        if trigger is not None and loaded is not None:  # a trigger implies a model
-            self._command_cycle(loaded, trigger, now_ns, t0)
+        """joint_states (raw), merged per joint; a command for the newest state (joint_states_intake.py)."""
+        self._intake.receive(raw, self._loaded, self._params, self.stats)
 
-    def _not_ready(self, raw: bytes | None) -> None:
-        """joint_states while the kernels compile: every queued message taken, none answered."""
-        reason = "kernels_failed" if self._kernels.error else "kernels_compiling"
-        text = self._kernels.error or "the dynamics kernels are still compiling (cold numba cache)"
-        while raw is not None:
-            self._drop(reason, f"{text}: no command")
-            taken = self._joint_states_sub.handle.take_message(JointState, True)
-            raw = None if taken is None else taken[0]
-
-    def _merge(self, loaded: Loaded, msg: WireJointState, now_ns: int) -> bool:
-        """Check a joint_states message and store its joints in the cache; whether it should
-        trigger a command (it carries a commanded joint)."""
-        stats = self.stats
-        n_msg = len(msg.name)
-        if len(msg.position) != n_msg or len(msg.velocity) not in (0, n_msg):
-            self._drop("bad_length", "joint_states position/velocity lengths differ from name: no command")
-            return False
-        key = msg.name  # a tuple
-        lay = loaded.layouts.get(key)
-        if lay is None:
-            try:
-                lay = layout(loaded.cycle.model, loaded.cycle.output, msg.name)
-            except ValueError as exc:
-                self._drop("bad_names", f"{exc}: no command")
-                return False
-            if len(loaded.layouts) > 32:
-                loaded.layouts.clear()
-            loaded.layouts[key] = lay
-        stamp = msg.stamp_ns or now_ns
-        stats.last_stamp_ns = max(stats.last_stamp_ns, stamp)
-        timeout = self._params["joint_states_timeout"]
-        if timeout > 0 and not self._fresh(stamp, now_ns, timeout):
-            return False
-        position = msg.position
-        velocity = msg.velocity if len(msg.velocity) else None
-        bounds = loaded.bounds
-        for values, what in ((position, "position"), (velocity, "velocity")):
-            if values is None:
-                continue
-            listed = values.tolist()
-            # nearly always: finite and within every joint's bound, no gather of the model's joints
-            if math.isfinite(sum(listed)) and bounds.fast(listed):
-                continue
-            mine = values[lay.msg_index]
-            if not np.isfinite(mine).all():
-                bad = lay.msg_index[~np.isfinite(mine)]
-                joint = msg.name[int(bad[0])]
-                self._drop("not_finite", f"joint_states {what} of '{joint}' is NaN or Inf: no command")
-                return False
-            text = bounds.beyond(f"joint_states {what}", mine, lay.model_index, what == "velocity")
-            if text:
-                self._drop("implausible", f"{text}: no command")
-                return False
-        loaded.cache.update(lay, position, velocity, stamp, efforts_of(msg.effort, lay))
-        if not lay.commanded:
-            stats.ignored += 1  # another publisher's joints: kept for the next cycle
-            self._uncommanded = key
-        return lay.commanded
-
-    def _command_cycle(self, loaded: Loaded, msg: WireJointState, now_ns: int, t0: float) -> None:
+    def _command_cycle(self, loaded: LoadedModel, msg: WireJointState, now_ns: int, t0: float) -> None:
         """Compute and publish the command for the cached state (`msg` triggered it)."""
         timeout = self._params["joint_states_timeout"]
         state = loaded.cache.state(now_ns - int(timeout * 1e9) if timeout > 0 else None)
         if isinstance(state, list):
-            self._drop("missing_joints", self._missing_text(loaded, state, timeout))
+            self._drop("missing_joints", self._intake.missing_text(loaded, state, timeout))
             return
         q, qd = state
         cycle = loaded.cycle
@@ -721,39 +590,6 @@ class InverseDynamicsNode(Node):
         self._effort_pub.publish(self._command if command is None else command)
         return values
 
-    def _fresh(self, stamp: int, now_ns: int, timeout: float) -> bool:
-        """Whether a joint_states stamp is within the timeout of the node clock (else dropped)."""
-        age = (now_ns - stamp) * 1e-9
-        if -timeout <= age <= timeout:
-            return True
-        hint = ""
-        if abs(age) > CLOCK_MIXUP:
-            hint = (
-                f"; stamps and this node's clock are {abs(age):.2g} s apart: is use_sim_time set on "
-                "one side only (simulated vs wall-clock time)?"
-            )
-        if age > 0:
-            self._drop("stale", f"joint_states is {age:.3f} s old (joint_states_timeout {timeout} s){hint}")
-        else:
-            self._drop("clock_skew", f"joint_states is stamped {-age:.3f} s in the future (clock skew){hint}")
-        return False
-
-    def _missing_text(self, loaded: Loaded, missing: list[str], timeout: float) -> str:
-        text = f"no recent joint_states for {', '.join(missing)} (within {timeout} s): no command"
-        if self._uncommanded:
-            shown = ", ".join(self._uncommanded[:MISSING_SHOWN])
-            more = (
-                f", ... ({len(self._uncommanded)} in all)" if len(self._uncommanded) > MISSING_SHOWN else ""
-            )
-            text += f"; the last joint_states without a commanded joint named {shown}{more}"
-        outside = [j for j in missing if j not in loaded.cycle.output_names]
-        if outside:
-            text += (
-                f"; {', '.join(outside)} are not commanded: set tip_link (locks joints off the chain) "
-                "or publish them, if the model should not need them"
-            )
-        return text
-
     def _publish_apparent_mass(self) -> None:
         """Apparent mass of tip_link (kg) along its velocity, or the rest direction when still."""
         loaded = self._loaded
@@ -840,7 +676,7 @@ class InverseDynamicsNode(Node):
         if isinstance(state, list):
             if not self.stats.last_receive_ns:
                 return "waiting for joint_states"
-            self._missing = self._missing_text(loaded, state, timeout)
+            self._missing = self._intake.missing_text(loaded, state, timeout)
             return self._missing
         return self.stats.last_drop
 

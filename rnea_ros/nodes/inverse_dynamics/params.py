@@ -12,7 +12,7 @@ from rnea_ros.ros.model_source import MODEL_PARAMS
 from rnea_ros.ros.per_joint import JointKind
 from rnea_ros.ros.schema import Param, table
 
-# Gravity that follows a moving or tilted base from ~/imu (base_gravity.py). These were lost when
+# Gravity that follows a moving or tilted base from ~/imu (imu_gravity.py). These were lost when
 # the schema moved here from ros/parameters.py; the node, its config file and its tests use them.
 IMU_PARAMS = (
     Param(

@@ -20,7 +20,7 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from rnea_ros import RobotModel
 from rnea_ros.model.example_robots import example_urdf_path
-from rnea_ros.ros.common import set_stamp, stamp_ns
+from rnea_ros.ros.stamps import set_stamp, stamp_ns
 from rnea_ros.testing.rosgraph import FRICTION_OFF, Driver, start_node, stop
 
 URDF = example_urdf_path("panda").read_text()

@@ -64,7 +64,7 @@ import json, os, sys
 import numpy as np
 import rnea_ros
 from rnea_ros import RobotModel, gravity_torques, mass_matrix, rnea
-from rnea_ros.compiled import entry_points as c, pointer_kernels as pk
+from rnea_ros.compiled import entry_points, pointer_kernels
 from rnea_ros.control.effort_law import EffortLaw, Efforts, compute_efforts
 from rnea_ros.friction.model import Friction
 from rnea_ros.model.example_robots import example_urdf_path
@@ -77,7 +77,7 @@ free = RobotModel.from_urdf(text, root_joint="floating")
 fq, fv, fa = np.array(BASE + Q), np.array(BASE_V + QD), np.array(BASE_A + QDD)
 n = model.nv
 packed = model.kernel_record
-out = {"file": rnea_ros.__file__, "pointer": pk.AVAILABLE}
+out = {"file": rnea_ros.__file__, "pointer": pointer_kernels.AVAILABLE}
 out["rnea"] = rnea(model, q, qd, qdd)
 out["rnea data gravity"] = rnea(model, q, qd, qdd, gravity=GRAVITY, data=model.create_data())
 out["rnea gravity vector"] = rnea(model, q, qd, qdd, gravity=np.array(GRAVITY))
@@ -97,22 +97,22 @@ out["floating rnea"] = rnea(free, fq, fv, fa)
 out["floating gravity"] = gravity_torques(free, fq)
 out["floating mass matrix"] = mass_matrix(free, fq)
 tau = np.empty(n)
-assert c.RNEA_PACKED.call(packed, q, qd, qdd, tau) == 0
+assert entry_points.RNEA_PACKED.call(packed, q, qd, qdd, tau) == 0
 out["entry point rnea"] = tau.copy()
-assert c.GRAVITY_PACKED.call(packed, q, tau) == 0
+assert entry_points.GRAVITY_PACKED.call(packed, q, tau) == 0
 out["entry point gravity"] = tau.copy()
 m = np.empty((n, n))
-assert c.MASS_MATRIX_PACKED.call(packed, q, m) == 0
+assert entry_points.MASS_MATRIX_PACKED.call(packed, q, m) == 0
 out["entry point mass matrix"] = m
-if pk.AVAILABLE:
-    out["pointer rnea"] = pk.RNEA_PACKED.call(packed, q, qd, qdd, n)
-    out["pointer gravity"] = pk.GRAVITY_PACKED.call(packed, q, n)
+if pointer_kernels.AVAILABLE:
+    out["pointer rnea"] = pointer_kernels.RNEA_PACKED.call(packed, q, qd, qdd, n)
+    out["pointer gravity"] = pointer_kernels.GRAVITY_PACKED.call(packed, q, n)
     g = np.array(GRAVITY)
-    out["pointer rnea gravity"] = pk.RNEA_PACKED_GRAVITY.call(packed, q, qd, qdd, g, n)
-    out["pointer gravity gravity"] = pk.GRAVITY_PACKED_GRAVITY.call(packed, q, g, n)
+    out["pointer rnea gravity"] = pointer_kernels.RNEA_PACKED_GRAVITY.call(packed, q, qd, qdd, g, n)
+    out["pointer gravity gravity"] = pointer_kernels.GRAVITY_PACKED_GRAVITY.call(packed, q, g, n)
     fpacked = free.floating_args[1]
-    out["pointer floating rnea"] = pk.FLOATING_RNEA_PACKED.call(fpacked, fq, fv, fa, free.nv)
-    out["pointer floating gravity"] = pk.FLOATING_GRAVITY_PACKED.call(fpacked, fq, free.nv)
+    out["pointer floating rnea"] = pointer_kernels.FLOATING_RNEA_PACKED.call(fpacked, fq, fv, fa, free.nv)
+    out["pointer floating gravity"] = pointer_kernels.FLOATING_GRAVITY_PACKED.call(fpacked, fq, free.nv)
 friction = Friction(np.full(n, 0.3), np.full(n, 1.5), static=np.full(n, 2.0))
 law = EffortLaw(kp=40.0, kd=4.0, friction=friction, wrenches={TIP: w}, effort_limit=1e4)
 efforts = compute_efforts(Efforts(model, law), q, qd, (q_des, qd, qdd), t=0.0)

@@ -20,7 +20,7 @@ from rnea_ros.estimation.payload import PayloadLimits
 from rnea_ros.estimation.payload_monitor import BLEND_PERIOD, RETRY, MonitorSettings, PayloadMonitor
 from rnea_ros.estimation.payload_stream import PayloadStream
 from rnea_ros.friction.model import Friction
-from rnea_ros.identification.excitation import design
+from rnea_ros.identification.excitation import ExcitationOptions, design
 from rnea_ros.model.example_robots import example_urdf_path
 from rnea_ros.model.robot_model import Payload, RobotModel
 from rnea_ros.sim.closed_loop import Loop
@@ -202,7 +202,9 @@ def test_grasp_and_release_of_a_panda_in_mujoco() -> None:
         base.position_upper[index],
         base.velocity_limit[index],
         3.0,
-        duration=10.0,
+        ExcitationOptions(
+            duration=10.0,
+        ),
     )
     samples = motion.sample(np.arange(10_000) * 1e-3)
     applied, saved = [], None

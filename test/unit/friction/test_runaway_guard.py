@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from rnea_ros import Friction, RobotModel
-from rnea_ros.compiled.kernels.friction_guard import MID_NEED, MID_ROWS, SAMPLE_ROWS, guard_step_kernel
+from rnea_ros.compiled.kernels.friction_guard import MID_ROWS, MID_TAU_MODEL, SAMPLE_ROWS, guard_step_kernel
 from rnea_ros.compiled.kernels.layout import packed_slices
 from rnea_ros.control.effort_law import EffortLaw
 from rnea_ros.friction.compensation import CompensationRules
@@ -46,7 +46,7 @@ def feed(guard: RunawayGuard, m: float, v: np.ndarray, friction: np.ndarray, app
         prev[:, 0] = q[k], v[k], applied[k], friction[k]  # SAMPLE_Q, SAMPLE_QD, SAMPLE_TOTAL, SAMPLE_FRICTION
         args = record, q[k + 1 : k + 2], v[k + 1 : k + 2], zero, drive, dt, mid, mass
         trips.append(guard_step_kernel(*args, guard.state, guard.clock, prev))
-        assert mid[MID_NEED, 0] == pytest.approx(m * (v[k + 1] - v[k]) / dt, rel=1e-9, abs=1e-12)
+        assert mid[MID_TAU_MODEL, 0] == pytest.approx(m * (v[k + 1] - v[k]) / dt, rel=1e-9, abs=1e-12)
     return np.array(trips)
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from rnea_ros import Friction, RobotModel, friction_torques, rnea
-from rnea_ros.identification.excitation import design
+from rnea_ros.identification.excitation import ExcitationOptions, design
 from rnea_ros.identification.regressor import (
     body_columns,
     joint_columns,
@@ -47,12 +47,14 @@ def trajectory(model: RobotModel, seed: int, duration: float = 30.0, rate: float
         model.position_upper,
         np.minimum(model.velocity_limit, 2.0),
         10.0,
-        duration=duration,
-        components=5,
-        frequency_range=(0.1, 1.0),
-        max_amplitude=1.2,
-        position_margin=0.05,
-        seed=seed,
+        ExcitationOptions(
+            duration=duration,
+            components=5,
+            frequency_range=(0.1, 1.0),
+            max_amplitude=1.2,
+            position_margin=0.05,
+            seed=seed,
+        ),
     )
     return traj.points(rate)
 

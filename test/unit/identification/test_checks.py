@@ -15,7 +15,7 @@ from rnea_ros import RobotModel, gravity_torques, rnea
 from rnea_ros.identification.bag import write_joint_states
 from rnea_ros.identification.checks import GRAVITY_RELEVANT
 from rnea_ros.identification.cli import EXIT_WARNINGS, main
-from rnea_ros.identification.excitation import design
+from rnea_ros.identification.excitation import ExcitationOptions, design
 from rnea_ros.model.example_robots import example_urdf_path
 
 PROG = "rnea_ros_identify"
@@ -115,11 +115,13 @@ def test_panda_without_tip_link_reports_a_finite_condition_number(tmp_path, caps
         hi,
         np.minimum(model.velocity_limit[arm], 2.0),
         10.0,
-        duration=20.0,
-        components=5,
-        frequency_range=(0.1, 1.0),
-        max_amplitude=0.5,
-        seed=1,
+        ExcitationOptions(
+            duration=20.0,
+            components=5,
+            frequency_range=(0.1, 1.0),
+            max_amplitude=0.5,
+            seed=1,
+        ),
     )
     t, q7, qd7, qdd7 = traj.points(200.0)
     fingers = np.zeros((len(t), model.nv - 7))

@@ -17,7 +17,7 @@ import pytest
 from pinref import PinRef
 
 from rnea_ros import RobotModel, gravity_torques, mass_matrix, rnea
-from rnea_ros.identification.excitation import MultiSine, design, within_effort_limits
+from rnea_ros.identification.excitation import ExcitationOptions, MultiSine, design, within_effort_limits
 from rnea_ros.model.example_robots import example_urdf_path
 from rnea_ros.sim.answer_pairing import AnswerMatcher
 from rnea_ros.sim.mujoco_arm import MujocoArm, mujoco_urdf
@@ -283,7 +283,12 @@ HOME = np.array([0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785])
 
 def panda_multisine(**kwargs) -> MultiSine:
     return design(
-        HOME, PANDA.position_lower[:7], PANDA.position_upper[:7], PANDA.velocity_limit[:7], 3.0, **kwargs
+        HOME,
+        PANDA.position_lower[:7],
+        PANDA.position_upper[:7],
+        PANDA.velocity_limit[:7],
+        3.0,
+        ExcitationOptions(**kwargs),
     )
 
 
@@ -372,13 +377,15 @@ def test_multisine_shrinks_to_the_effort_limits_against_pinocchio() -> None:
         PANDA.position_upper[:7],
         PANDA.velocity_limit[:7],
         20.0,
-        duration=6.0,
-        ramp=1.0,
-        components=5,
-        max_amplitude=1.5,
-        position_margin=0.15,
-        velocity_scale=0.9,
-        seed=3,
+        ExcitationOptions(
+            duration=6.0,
+            ramp=1.0,
+            components=5,
+            max_amplitude=1.5,
+            position_margin=0.15,
+            velocity_scale=0.9,
+            seed=3,
+        ),
     )
     before = _pinocchio_peak_ratio(fast, rest)
     held = _pinocchio_peak_ratio(replace(fast, amplitudes=0 * fast.amplitudes), rest)

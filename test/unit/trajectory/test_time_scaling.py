@@ -13,7 +13,7 @@ from robot_files import urdf_text
 from rnea_ros import Friction, RobotModel, friction_torques, gravity_torques, mass_matrix, nonlinear_effects
 from rnea_ros.control.effort_law import EffortLaw
 from rnea_ros.demo import PANDA_ARM, PANDA_HOME
-from rnea_ros.identification.excitation import design
+from rnea_ros.identification.excitation import ExcitationOptions, design
 from rnea_ros.trajectory.efforts import DEFAULT_RESAMPLE_PERIOD, resample, trajectory_efforts
 from rnea_ros.trajectory.sampling import TrajectorySampler
 from rnea_ros.trajectory.time_scaling import (
@@ -43,10 +43,17 @@ def panda_multisine(model: RobotModel, seed: int, fast: bool = True):
     home = np.array([PANDA_HOME[j] for j in model.joint_names])
     lo, hi, vlim = model.position_lower[arm], model.position_upper[arm], model.velocity_limit[arm]
     if fast:
-        kw = {"duration": 4.0, "ramp": 0.5, "frequency_range": (0.5, 2.0), "max_amplitude": 0.8}
-        motion = design(home[arm], lo, hi, 10 * vlim, 60.0, velocity_scale=1.0, seed=seed, **kw)
+        options = ExcitationOptions(
+            duration=4.0,
+            ramp=0.5,
+            frequency_range=(0.5, 2.0),
+            max_amplitude=0.8,
+            velocity_scale=1.0,
+            seed=seed,
+        )
+        motion = design(home[arm], lo, hi, 10 * vlim, 60.0, options)
     else:
-        motion = design(home[arm], lo, hi, vlim, 3.0, seed=seed)
+        motion = design(home[arm], lo, hi, vlim, 3.0, ExcitationOptions(seed=seed))
     t, q, qd, qdd = motion.points(100)
     held, zeros = np.broadcast_to(home[7:], (t.size, 2)), np.zeros((t.size, 2))
     return t, np.hstack([q, held]), np.hstack([qd, zeros]), np.hstack([qdd, zeros])

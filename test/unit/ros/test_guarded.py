@@ -1,8 +1,8 @@
-"""rnea_ros.ros.common.guarded: the safety net every callback goes through (no ROS processes)."""
+"""rnea_ros.ros.guarded: the safety net every callback goes through (no ROS processes)."""
 
 from __future__ import annotations
 
-from rnea_ros.ros.common import guarded
+from rnea_ros.ros.guarded import guarded
 
 
 class Timers:
