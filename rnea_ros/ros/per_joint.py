@@ -260,7 +260,7 @@ class JointParameters:
                     base = expand(kind, {kind.array: value}, model, output)
                 except (TypeError, ValueError):
                     continue  # not a list of numbers: the node's validation refuses it, naming it
-                if not all(0.0 <= x < math.inf for x in value):
+                if not all(0.0 <= x < math.inf for x in base):  # ([-1]: the URDF's, expanded)
                     continue  # below every joint's range: refused by the validation, naming the array
                 for name, b in zip(names, base, strict=True):
                     if name not in given:
