@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from rnea_ros.errors import RneaError
+from rnea_ros.sim.cli import save_figure
 from rnea_ros.sim.scenario import SETTLE
 
 
@@ -226,9 +227,4 @@ def plot(rec: Recording, path: Path, title: str = "") -> Path:
     if title:
         fig.suptitle(title)
     fig.legend(legend.values(), legend.keys(), loc="lower center", ncol=len(legend), fontsize=8)
-    fig.tight_layout(rect=(0, 0.025, 1, 1))
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path, rect=(0, 0.025, 1, 1))

@@ -37,7 +37,8 @@ from rnea_ros.control.floating_efforts import compute_floating_efforts
 from rnea_ros.control.terms import TERMS
 from rnea_ros.errors import ParameterError, TrajectoryInPastError, URDFError
 from rnea_ros.model.robot_model import Payload, RobotModel
-from rnea_ros.nodes.inverse_dynamics import contact, payload_estimation
+from rnea_ros.nodes.inverse_dynamics import collision as contact
+from rnea_ros.nodes.inverse_dynamics import payload_estimation
 from rnea_ros.nodes.inverse_dynamics.base_gravity import ImuDrop, ImuGravity
 from rnea_ros.nodes.inverse_dynamics.base_state import BaseDrop, BaseStateInput
 from rnea_ros.nodes.inverse_dynamics.contact_forces import ContactOutputs

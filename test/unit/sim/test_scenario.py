@@ -8,7 +8,7 @@ import pytest
 
 from rnea_ros import RobotModel, mass_matrix
 from rnea_ros.model.example_robots import example_robots_dir, example_urdf_path
-from rnea_ros.sim.demo import argument_parser
+from rnea_ros.sim.demos.forward import argument_parser
 from rnea_ros.sim.scenario import (
     BANDWIDTH,
     FRICTION_DEFLECTION,
