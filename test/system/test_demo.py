@@ -332,8 +332,11 @@ def test_demo_launch_file_starts_the_same_nodes_as_the_demo(monkeypatch, control
         assert len(launched) == 5
         return
     manager, spawner = launched[3:5]
-    assert manager.kwargs["cmd"][:3] == [str(stack.node), "--ros-args", "--params-file"]
-    sections = yaml.safe_load(Path(manager.kwargs["cmd"][3]).read_text())
+    from rnea_ros.ros.with_parent import command  # both end with the launch, however it ends
+
+    wrapped = command([str(stack.node), "--ros-args", "--params-file"])
+    assert manager.kwargs["cmd"][: len(wrapped)] == wrapped
+    sections = yaml.safe_load(Path(manager.kwargs["cmd"][len(wrapped)]).read_text())
     assert {k: v["ros__parameters"] for k, v in sections.items()} == {
         k: expected[k] for k in ("controller_manager", "effort_controller")
     }
