@@ -82,3 +82,13 @@ def test_a_bad_controller_exits_2_naming_the_choices() -> None:
     done = run("--controller", "foo")
     assert done.returncode == 2
     assert "--controller 'foo': choose forward or jtc" in done.stderr and "--collision" in done.stderr
+
+
+@pytest.mark.parametrize("demo", DEMOS, ids=lambda d: d.flag)
+def test_each_demo_answers_help_under_its_own_command(demo) -> None:
+    """`python -m rnea_ros.demo FLAG --help`: the demo's own options, under the command a user types."""
+    done = run(*demo.flag.split(), "--help")
+    assert done.returncode == 0, done.stderr[-2000:]
+    command = "python -m rnea_ros.demo" + ("" if demo is DEMOS[0] else f" {demo.flag}")
+    assert command in done.stdout.split("\n\n")[-1] or done.stdout.startswith(f"usage: {command}")
+    assert "--no-plot" in done.stdout or "--headless" in done.stdout

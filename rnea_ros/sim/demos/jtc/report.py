@@ -109,7 +109,7 @@ class Summary:
     rms_ff: np.ndarray
     max_ff: np.ndarray
     effort_limit: np.ndarray
-    fast: dict = field(default_factory=dict)  # the too-fast trajectory: see jtc_demo.summarize
+    fast: dict = field(default_factory=dict)  # the too-fast trajectory: see demo.summarize
 
     @property
     def improvement(self) -> np.ndarray:
