@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -21,6 +22,16 @@ MISSED = 1  # a target missed, or the run failed
 REFUSED = 2  # bad options or a robot refused up front (the reason printed)
 REAL_TIME_LOST = 3  # a real-time run stopped early: the machine did not keep real time
 INTERRUPTED = 130  # Ctrl-C
+
+
+def ended(exc: BaseException, name: str = "demo") -> int:
+    """A run ended by `exc` (Ctrl-C, or a failure: RuntimeError, TimeoutError...): says so on
+    stderr, returns the exit status (INTERRUPTED, MISSED)."""
+    if isinstance(exc, KeyboardInterrupt):
+        print("interrupted", file=sys.stderr)
+        return INTERRUPTED
+    print(f"{name} failed: {exc}", file=sys.stderr)
+    return MISSED
 
 
 def demo_parser(flag: str, doc: str | None) -> argparse.ArgumentParser:
@@ -112,5 +123,6 @@ __all__ = [
     "check_plant",
     "controllers_json",
     "demo_parser",
+    "ended",
     "save_figure",
 ]

@@ -39,7 +39,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
 from rnea_ros.sim.cli import (
-    INTERRUPTED,
     MISSED,
     OK,
     REAL_TIME_LOST,
@@ -50,6 +49,7 @@ from rnea_ros.sim.cli import (
     check_plant,
     controllers_json,
     demo_parser,
+    ended,
 )
 from rnea_ros.sim.processes import Processes, start_nodes
 from rnea_ros.sim.report import RealTimeLost
@@ -197,16 +197,12 @@ def main(argv: list[str] | None = None) -> int:
             started = time.monotonic()
             # the terms (the plot's breakdown) cost the node 5 messages a cycle: lock-step only
             recording = run(config, processes, args.timeout, args.plot and config.lockstep)
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return INTERRUPTED
     except RealTimeLost as exc:
         print(f"demo stopped: {exc}", file=sys.stderr)
         stopped_early(exc, args.json)
         return REAL_TIME_LOST
-    except (RuntimeError, TimeoutError) as exc:
-        print(f"demo failed: {exc}", file=sys.stderr)
-        return MISSED
+    except (KeyboardInterrupt, RuntimeError, TimeoutError) as exc:
+        return ended(exc)
     finally:
         if processes is not None:
             processes.stop()

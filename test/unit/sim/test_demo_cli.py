@@ -43,3 +43,9 @@ def test_save_figure_writes_a_png_into_a_new_folder_and_closes_it(tmp_path: Path
     path = cli.save_figure(fig, tmp_path / "new" / "plot.png", dpi=50)
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and path.stat().st_size > 1000
     assert not plt.fignum_exists(fig.number)
+
+
+def test_a_run_ended_early_says_why_and_gives_its_status(capsys) -> None:
+    assert cli.ended(KeyboardInterrupt()) == 130 and capsys.readouterr().err == "interrupted\n"
+    assert cli.ended(TimeoutError("no answer in 5 s"), "JTC demo") == 1
+    assert capsys.readouterr().err == "JTC demo failed: no answer in 5 s\n"

@@ -48,7 +48,6 @@ from rnea_ros.friction.model import Friction
 from rnea_ros.model.example_robots import example_urdf_path
 from rnea_ros.model.robot_model import RobotModel
 from rnea_ros.sim.cli import (
-    INTERRUPTED,
     MISSED,
     OK,
     REFUSED,
@@ -58,6 +57,7 @@ from rnea_ros.sim.cli import (
     check_plant,
     controllers_json,
     demo_parser,
+    ended,
 )
 from rnea_ros.sim.demos.jtc.report import Points, Run, agreement, plot, summarize, table
 from rnea_ros.sim.jtc import Gains
@@ -607,12 +607,8 @@ def main(argv: list[str] | None = None) -> int:
             supervisor.set_on_limit("slow_down")
             fast = supervisor.run("fast", shake, through_node=True)
             slow_reason = supervisor.diagnostics.get("last_reason", "")
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return INTERRUPTED
-    except (RuntimeError, TimeoutError) as exc:
-        print(f"JTC demo failed: {exc}", file=sys.stderr)
-        return MISSED
+    except (KeyboardInterrupt, RuntimeError, TimeoutError) as exc:
+        return ended(exc, "JTC demo")
     finally:
         if supervisor is not None:
             supervisor.close()

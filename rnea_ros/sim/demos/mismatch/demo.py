@@ -55,7 +55,6 @@ from rnea_ros.model.example_robots import example_urdf_path
 from rnea_ros.model.robot_model import RobotModel
 from rnea_ros.model.urdf import parse_urdf
 from rnea_ros.sim.cli import (
-    INTERRUPTED,
     MISSED,
     OK,
     REFUSED,
@@ -63,6 +62,7 @@ from rnea_ros.sim.cli import (
     add_plant_arguments,
     add_ros_options,
     demo_parser,
+    ended,
 )
 from rnea_ros.sim.demos.mismatch.report import (
     HELD_OUT,
@@ -400,12 +400,8 @@ def main(argv: list[str] | None = None) -> int:
             name = "track_" + label.split()[0].lower()
             recording, window, _, _ = supervise(config, params, files, name, args, args.track)
             tracks.append(Track.of(label, recording, window))
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return INTERRUPTED
-    except (RuntimeError, TimeoutError, ValueError) as exc:
-        print(f"demo failed: {exc}", file=sys.stderr)
-        return MISSED
+    except (KeyboardInterrupt, RuntimeError, TimeoutError, ValueError) as exc:
+        return ended(exc)
     print(f"\nran in {time.monotonic() - started:.1f} s wall\n")
     print(table(tracks, reports, loaded))
     failed = check_targets(tracks, reports, loaded)

@@ -41,13 +41,13 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 
 from rnea_ros.sim.cli import (
-    INTERRUPTED,
     MISSED,
     OK,
     REAL_TIME_LOST,
     add_output_options,
     add_ros_options,
     demo_parser,
+    ended,
     save_figure,
 )
 from rnea_ros.sim.demos.payload.plant import OBJECT, Schedule
@@ -361,17 +361,13 @@ def main(argv: list[str] | None = None) -> int:
                 "peak_at": free.peak_at[0],
                 "peak_per_joint": free.peak_at[1],
             }
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return INTERRUPTED
     except RealTimeLost as exc:
         print(f"demo stopped: {exc}", file=sys.stderr)
         if args.json:
             Path(args.json).write_text(json.dumps({"stopped": str(exc)}, indent=1))
         return REAL_TIME_LOST
-    except (RuntimeError, TimeoutError) as exc:
-        print(f"demo failed: {exc}", file=sys.stderr)
-        return MISSED
+    except (KeyboardInterrupt, RuntimeError, TimeoutError) as exc:
+        return ended(exc)
     failed = missed(figures)
     figures["failed"] = failed
     figures["wall_seconds"] = time.monotonic() - started
