@@ -1,4 +1,4 @@
-"""What the two contact runs share (`rnea_ros.sim.demos.collision.demo` on a plant equal to the URDF,
+"""What the two collision runs share (`rnea_ros.sim.demos.collision.demo` on a plant equal to the URDF,
 `rnea_ros.sim.demos.collision.mismatch` on a mismatched one): the fast motion they track, the collision
 pulse, the margin of the collision thresholds over the contact-free residual, and when a residual
 first crosses them (no ROS). Units: s, N m, rad.

@@ -10,7 +10,7 @@ and `payload.estimation: auto`, and PD gains of Franka's joint impedance example
 600, 600, 250, 150, 50 N m/rad, kd critically damped on each joint's inertia at home). The
 simulator (rnea_ros.sim.demos.payload.plant) follows a schedule the node is not told:
 
-1. grasp run: at PULSE_AT s the contact demo's collision pulse on the elbow (25 ms); at GRASP_AT s
+1. grasp run: at PULSE_AT s the collision demo's collision pulse on the elbow (25 ms); at GRASP_AT s
    a 2 kg object, its centre of mass 5 cm out along the flange axis, is welded to the hand; at
    RELEASE_AT s it is released.
 2. the same with `payload.estimation: off`: how far the arm sags with the load unknown.

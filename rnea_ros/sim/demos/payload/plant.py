@@ -8,7 +8,7 @@ happens to the arm, in plant time (s since the physics started):
   the object as one rigid body (mass, centre of mass and inertia combined exactly). Nobody tells
   the controller.
 - release: the hand is its own again.
-- pulse: the contact demo's collision, a half-sine force of PUSH N on panda_link4 over PULSE s
+- pulse: the collision demo's collision, a half-sine force of PUSH N on panda_link4 over PULSE s
   (rnea_ros.sim.demos.collision.scenario), in MuJoCo's xfrc_applied (world axes, at the body's centre of
   mass).
 
@@ -32,7 +32,7 @@ from rnea_ros.sim.demos.collision.scenario import PULSE
 from rnea_ros.sim.sim_node import SimNode
 
 HAND, ELBOW = "panda_hand", "panda_link4"
-PUSH = np.array([0.0, 60.0, -40.0])  # N, world axes: the contact demo's collision
+PUSH = np.array([0.0, 60.0, -40.0])  # N, world axes: the collision demo's collision
 
 
 @dataclass(frozen=True)
