@@ -4,6 +4,7 @@ options, the plant options and check, which controllers ran, saving a plot."""
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 from pathlib import Path
@@ -95,6 +96,15 @@ def controllers_json(stack: Stack | None) -> dict:
     return {"implementation": "ros2_control", "prefix": str(stack.prefix), **stack.versions}
 
 
+def write_json(path: Path | str, numbers: dict) -> Path:
+    """A demo's numbers (--json) written to `path`, its folder made (it may be under --out, which a
+    run without a plot does not make); `path`."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(numbers, indent=1))
+    return path
+
+
 def save_figure(
     fig: Figure, path: Path | str, dpi: int = 90, rect: tuple[float, float, float, float] | None = None
 ) -> Path:
@@ -125,4 +135,5 @@ __all__ = [
     "demo_parser",
     "ended",
     "save_figure",
+    "write_json",
 ]

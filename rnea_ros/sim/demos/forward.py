@@ -29,7 +29,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
-import json
 import os
 import sys
 import tempfile
@@ -50,6 +49,7 @@ from rnea_ros.sim.cli import (
     controllers_json,
     demo_parser,
     ended,
+    write_json,
 )
 from rnea_ros.sim.processes import Processes, start_nodes
 from rnea_ros.sim.report import RealTimeLost
@@ -147,7 +147,7 @@ def stopped_early(exc: RealTimeLost, json_path: str | None) -> None:
         numbers = {"stopped": str(exc), "max_error_deg": worst, "max_error_pd_alone_deg": alone}
         if exc.recording is None:
             numbers["unrecorded"] = exc.unrecorded
-        Path(json_path).write_text(json.dumps(numbers, indent=1))
+        write_json(json_path, numbers)
 
 
 def implementation(stack: Stack | None, choice: str) -> str:
@@ -173,7 +173,7 @@ def main(argv: list[str] | None = None) -> int:
     except (OSError, ValueError, RuntimeError) as exc:  # no such file, not a URDF, refused, bad option
         print(f"demo: {exc}", file=sys.stderr)
         if args.json:
-            Path(args.json).write_text(json.dumps({"refused": str(exc)}, indent=1))
+            write_json(args.json, {"refused": str(exc)})
         return REFUSED
     out = Path(args.out)
     if not args.attach:
@@ -220,7 +220,7 @@ def main(argv: list[str] | None = None) -> int:
     failed = check_targets(summary)
     if args.json:
         numbers = {**summary.to_dict(), "controllers": controllers_json(stack), "failed": failed}
-        Path(args.json).write_text(json.dumps(numbers, indent=1))
+        write_json(args.json, numbers)
     verdict = "all met" if not failed else "MISSED\n  " + "\n  ".join(failed)
     if failed and not config.lockstep:
         verdict += (

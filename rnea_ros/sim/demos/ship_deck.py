@@ -28,7 +28,6 @@ Units: rad, m, s, m/s², N m. Frames: world z up; the root is panda_link0.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import sys
 import time
@@ -43,7 +42,7 @@ from rnea_ros.estimation.base_gravity import BaseGravity, imu_mount
 from rnea_ros.friction.model import Friction
 from rnea_ros.model.example_robots import example_urdf_path
 from rnea_ros.model.robot_model import RobotModel
-from rnea_ros.sim.cli import MISSED, OK, add_output_options, demo_parser, save_figure
+from rnea_ros.sim.cli import MISSED, OK, add_output_options, demo_parser, save_figure, write_json
 from rnea_ros.sim.mujoco_arm import mujoco_urdf
 from rnea_ros.sim.scenario import PANDA_ARM, PANDA_HOME, gains, multisine
 
@@ -356,7 +355,7 @@ def main(argv: list[str] | None = None) -> int:
         plot(out, runs, path, args.hold)
         print(f"plot: {path}")
     if args.json:
-        Path(args.json).write_text(json.dumps(out, indent=1))
+        write_json(args.json, out)
     return OK if met(out) else MISSED
 
 

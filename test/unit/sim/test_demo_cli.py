@@ -49,3 +49,12 @@ def test_a_run_ended_early_says_why_and_gives_its_status(capsys) -> None:
     assert cli.ended(KeyboardInterrupt()) == 130 and capsys.readouterr().err == "interrupted\n"
     assert cli.ended(TimeoutError("no answer in 5 s"), "JTC demo") == 1
     assert capsys.readouterr().err == "JTC demo failed: no answer in 5 s\n"
+
+
+def test_write_json_makes_the_folder_a_run_without_a_plot_did_not(tmp_path: Path) -> None:
+    """`--no-plot --out DIR --json DIR/numbers.json` (the documented lines' bounds): the collision
+    demo wrote its numbers into a folder nothing had made, and failed."""
+    import json
+
+    path = cli.write_json(tmp_path / "out" / "numbers.json", {"rms": [0.5, 1.25], "met": True})
+    assert json.loads(path.read_text()) == {"rms": [0.5, 1.25], "met": True}

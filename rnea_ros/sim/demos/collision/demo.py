@@ -22,7 +22,6 @@ one the link exerts on its environment (the guide's convention), i.e. minus what
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from dataclasses import dataclass
@@ -37,7 +36,7 @@ from rnea_ros.estimation.observer import TipWrench, observe
 from rnea_ros.friction.model import friction_torques
 from rnea_ros.model.example_robots import example_urdf_path
 from rnea_ros.model.robot_model import RobotModel
-from rnea_ros.sim.cli import MISSED, OK, add_output_options, demo_parser, save_figure
+from rnea_ros.sim.cli import MISSED, OK, add_output_options, demo_parser, save_figure, write_json
 from rnea_ros.sim.closed_loop import Loop
 from rnea_ros.sim.demos.collision.scenario import (
     PULSE,
@@ -388,7 +387,7 @@ def main(argv: list[str] | None = None) -> int:
         out["mismatch"] = mismatch_residuals(args.mismatch_record, args.mismatch_free, args.seed, GAIN)
         print(mismatch_table(out["mismatch"]))
     if args.json:
-        Path(args.json).write_text(json.dumps({k: v for k, v in out.items() if k != "_plot"}, indent=1))
+        write_json(args.json, {k: v for k, v in out.items() if k != "_plot"})
     met = all(out[k] <= v for k, v in TARGETS.items()) and out["false_alarm_samples"] == 0
     return OK if met else MISSED
 

@@ -32,7 +32,6 @@ on exit, Ctrl-C or error; every wait is bounded.
 from __future__ import annotations
 
 import io
-import json
 import os
 import sys
 import tempfile
@@ -58,6 +57,7 @@ from rnea_ros.sim.cli import (
     controllers_json,
     demo_parser,
     ended,
+    write_json,
 )
 from rnea_ros.sim.demos.jtc.report import Points, Run, agreement, plot, summarize, table
 from rnea_ros.sim.jtc import Gains
@@ -636,7 +636,7 @@ def main(argv: list[str] | None = None) -> int:
         numbers["agreement"] = {run.name: agreement(run, jtc_gains(), 1e-3) for run in (pid, ff, fast)}
         print("\n" + agreement_table(numbers["agreement"]))
     if args.json:
-        Path(args.json).write_text(json.dumps({**numbers, "failed": failed}, indent=1))
+        write_json(args.json, {**numbers, "failed": failed})
     print(
         "\ntargets (RMS ratio >= 10x on every joint, rejected trajectory never reaches JTC, annotated "
         "efforts within limits after slowing down): "

@@ -30,7 +30,6 @@ TARGET_RATIO × PD alone's, and no fall.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import sys
 import time
@@ -49,7 +48,7 @@ from rnea_ros.algorithms.contact_dynamics import (
 from rnea_ros.algorithms.dynamics import jacobian, link_pose
 from rnea_ros.model.example_robots import example_urdf_path
 from rnea_ros.model.robot_model import RobotModel
-from rnea_ros.sim.cli import MISSED, OK, add_output_options, demo_parser, save_figure
+from rnea_ros.sim.cli import MISSED, OK, add_output_options, demo_parser, save_figure, write_json
 from rnea_ros.sim.demos.legged.scene import Foot, LeggedScene
 
 MU = 0.8
@@ -451,7 +450,7 @@ def main(kind: str, argv: list[str] | None = None) -> int:
             + ", ".join(f"{x:.1f}" for x in stand_law.normal_sim)
         )
     if args.json:
-        Path(args.json).write_text(json.dumps(figures(runs), indent=1))
+        write_json(args.json, figures(runs))
     print(f"({time.monotonic() - start:.0f} s wall clock)")
     if args.plot:
         Path(args.out).mkdir(parents=True, exist_ok=True)

@@ -63,6 +63,7 @@ from rnea_ros.sim.cli import (
     add_ros_options,
     demo_parser,
     ended,
+    write_json,
 )
 from rnea_ros.sim.demos.mismatch.report import (
     HELD_OUT,
@@ -421,7 +422,7 @@ def main(argv: list[str] | None = None) -> int:
             "truth": truth,
             "failed": failed,
         }
-        Path(args.json).write_text(json.dumps(numbers, indent=1))
+        write_json(args.json, numbers)
     if args.plot:
         if foreign:
             title = f"{Path(loaded.mjcf).name} under {Path(config.urdf_path).name}, {mode}"

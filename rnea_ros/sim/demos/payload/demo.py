@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import argparse
 import io
-import json
 import os
 import sys
 import tempfile
@@ -49,6 +48,7 @@ from rnea_ros.sim.cli import (
     demo_parser,
     ended,
     save_figure,
+    write_json,
 )
 from rnea_ros.sim.demos.payload.plant import OBJECT, Schedule
 from rnea_ros.sim.demos.payload.scenario import (
@@ -364,7 +364,7 @@ def main(argv: list[str] | None = None) -> int:
     except RealTimeLost as exc:
         print(f"demo stopped: {exc}", file=sys.stderr)
         if args.json:
-            Path(args.json).write_text(json.dumps({"stopped": str(exc)}, indent=1))
+            write_json(args.json, {"stopped": str(exc)})
         return REAL_TIME_LOST
     except (KeyboardInterrupt, RuntimeError, TimeoutError) as exc:
         return ended(exc)
@@ -375,7 +375,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"({figures['wall_seconds']:.0f} s wall clock)")
     print("targets: " + ("all met" if not failed else "MISSED\n  " + "\n  ".join(failed)))
     if args.json:
-        Path(args.json).write_text(json.dumps(figures, indent=1))
+        write_json(args.json, figures)
     if args.plot:
         path = plot(
             grasp,
