@@ -30,7 +30,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from rnea_ros.model.example_robots import example_robots_dir  # noqa: E402
-from rnea_ros.sim.demo import argument_parser  # noqa: E402
+from rnea_ros.sim.demos.forward import argument_parser  # noqa: E402
 from rnea_ros.sim.scenario import Refused, make_config  # noqa: E402
 
 

@@ -30,7 +30,7 @@ import numpy as np
 
 from rnea_ros.model.example_robots import example_urdf_path
 from rnea_ros.model.robot_model import RobotModel
-from rnea_ros.sim.jtc_demo import (
+from rnea_ros.sim.demos.jtc.demo import (
     ARM,
     CONTROLLER,
     FINGER_HOME,

@@ -74,7 +74,7 @@ def demo_arguments(arg: dict[str, str]) -> list[str]:
 
 
 def launch_demo(context, *args, **kwargs):
-    from rnea_ros.sim.demo import argument_parser
+    from rnea_ros.sim.demos.forward import argument_parser
     from rnea_ros.sim.ros2_control import choose
     from rnea_ros.sim.scenario import make_config, parameters
 

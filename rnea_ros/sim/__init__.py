@@ -1,11 +1,12 @@
-"""A closed loop for the inverse_dynamics node: a MuJoCo-simulated arm and a trajectory source.
+"""The demos' simulation: MuJoCo plants, the simulator node and the demos' supervision, then the
+demos themselves, one family each in `demos` (rnea_ros.demo's table names them).
 
-Core modules (no ROS): `mujoco_arm` (the physics), `multisine` (the trajectory), `answers`
-(pairing commands with the states they answer), `report` (metrics, table, plot). ROS adapters:
-`sim_node` (a simulated ros2_control robot with an effort forward_command_controller),
-`multisine_node` (publishes a JointTrajectory to the inverse_dynamics node) and `supervisor`
-(the demo's phases and recording). The demo itself: `scenario` (which robots, gains, timing,
-node parameters; no ROS), `processes` (its child processes) and `demo` (the command line;
-`python -m rnea_ros.demo` is a thin entry point to it); `closed_loop` runs the effort law
-against `mujoco_arm` in one process (no ROS).
+Physics (no ROS): `mujoco_arm` (a URDF robot in MuJoCo), `plant` (a robot unlike its URDF),
+`foreign_plant` (an MJCF someone else modelled), `compare_models` (its gap to the URDF),
+`closed_loop` (the node's effort law on a MuJoCo arm in one process), `jtc` (JTC's law).
+The ROS side: `sim_node` (the mujoco_sim node: a simulated ros2_control robot), `answer_pairing`
+and `step_log` (what it records), `loop_timing`, `ros2_control` (the real controller manager in
+the loop), `processes` (a demo's child processes), `supervisor` (phases and recording), `scenario`
+(robots, gains, timing, node parameters; no ROS), `report` (metrics, table, plot) and `cli`
+(what every demo's command line shares).
 """

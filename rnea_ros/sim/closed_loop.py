@@ -19,11 +19,10 @@ import numpy as np
 
 from rnea_ros.control.effort_law import EffortLaw, Efforts, compute_efforts
 from rnea_ros.friction.model import Friction
-from rnea_ros.identification.excitation import ExcitationOptions, design
 from rnea_ros.model.robot_model import RobotModel
 from rnea_ros.sim.mujoco_arm import MujocoArm
 from rnea_ros.sim.report import Recording
-from rnea_ros.sim.scenario import LEAD, MODEL_TERMS, SETTLE, Config, home_of, split_arm
+from rnea_ros.sim.scenario import LEAD, MODEL_TERMS, SETTLE, Config, home_of, multisine, split_arm
 
 
 class Loop:
@@ -207,7 +206,7 @@ def _law(config: Config, model: RobotModel, on: bool) -> EffortLaw:
 
 
 def run_phases(config: Config, plant_friction_scale: float = 1.0) -> Recording:
-    """The demo's three phases (rnea_ros.sim.demo) in one process, lock-step, on the same timeline:
+    """The demo's three phases (rnea_ros.sim.demos.forward) in one process, lock-step, on the same timeline:
     hold `config.hold` s compensating the model terms without a trajectory; a multi-sine designed
     from the pose at `hold` (as multisine_trajectory does, default parameters), starting LEAD s
     later, tracked with PD alone; compensation on again, SETTLE s, the second multi-sine, TAIL s."""
@@ -221,18 +220,7 @@ def run_phases(config: Config, plant_friction_scale: float = 1.0) -> Recording:
     step = arm.timestep
 
     def request(k: int) -> float:
-        motion = design(
-            arm.q[index],
-            model.position_lower[index],
-            model.position_upper[index],
-            model.velocity_limit[index],
-            3.0,
-            ExcitationOptions(
-                duration=config.trajectory,
-                ramp=config.ramp,
-                seed=config.seed,
-            ),
-        )
+        motion = multisine(model, index, arm.q[index], 3.0, config.trajectory, config.ramp, config.seed)
         first = k + int(round(LEAD / step))
         samples = motion.sample(np.arange(count - first) * step)  # rests at the end after `duration`
         plan.append((first, samples))

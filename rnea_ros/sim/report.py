@@ -6,7 +6,6 @@ efforts N m (or N), latencies s in the recording and ms in the table.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -14,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from rnea_ros.errors import RneaError
+from rnea_ros.sim.cli import save_figure
 from rnea_ros.sim.scenario import SETTLE
 
 
@@ -227,18 +227,4 @@ def plot(rec: Recording, path: Path, title: str = "") -> Path:
     if title:
         fig.suptitle(title)
     fig.legend(legend.values(), legend.keys(), loc="lower center", ncol=len(legend), fontsize=8)
-    fig.tight_layout(rect=(0, 0.025, 1, 1))
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
-    return path
-
-
-def write_json(path: str | Path, numbers: Any) -> Path:
-    """A demo's numbers as JSON at `path`, its folder made when missing (`--json out/n.json`
-    before anything made out/)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(numbers, indent=1))
-    return path
+    return save_figure(fig, path, rect=(0, 0.025, 1, 1))

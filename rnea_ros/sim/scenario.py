@@ -29,6 +29,7 @@ import yaml
 
 from rnea_ros.algorithms.dynamics import gravity_torques, mass_matrix
 from rnea_ros.errors import RneaError
+from rnea_ros.identification.excitation import ExcitationOptions, MultiSine, design
 from rnea_ros.model.example_robots import example_urdf_path
 from rnea_ros.model.robot_model import RobotModel
 from rnea_ros.sim.ros2_control import forward_parameters, hardware_urdf
@@ -330,3 +331,15 @@ def write_parameters(config: Config | dict[str, dict], path: Path) -> Path:
     params = {name: {"ros__parameters": values} for name, values in nodes.items()}
     path.write_text(yaml.dump(params, Dumper=_NoAliases))
     return path
+
+
+def multisine(
+    model: RobotModel, index, q0, acceleration: float, duration: float, ramp: float, seed: int, **shape
+) -> MultiSine:
+    """The demos' multi-sine (rnea_ros.identification.excitation.design) on the model's joints
+    `index` (velocity indices) from `q0`, within their position and velocity limits and
+    |q̈| <= `acceleration` (rad/s²); `shape`: design's other options (frequencies, amplitude...)."""
+    lower, upper = model.position_lower[index], model.position_upper[index]
+    speed = model.velocity_limit[index]
+    options = ExcitationOptions(duration=duration, ramp=ramp, seed=seed, **shape)
+    return design(q0, lower, upper, speed, acceleration, options)

@@ -36,6 +36,7 @@ RUN_BY = {
     "make demo": SYSTEM + "test_demo_line_as_written",
     "ROBOTS=": SYSTEM + "test_demo_line_as_written",
     ".venv/bin/python -m rnea_ros.demo": SYSTEM + "test_demo_line_as_written",
+    ".venv/bin/python -m rnea_ros.demo --help": SYSTEM + "test_demo_help_line",
     "ros2 launch rnea_ros demo.launch.py": INSTALL + "test_demo_launch_prints_its_table",
     # set-up and build
     "python3 -m rnea_ros.compiled.cache": SYSTEM + "test_kernel_cache_line",

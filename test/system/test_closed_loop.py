@@ -16,7 +16,7 @@ import pytest
 from rnea_ros import RobotModel
 from rnea_ros.model.example_robots import example_robots_dir
 from rnea_ros.sim.closed_loop import passivity, run_phases
-from rnea_ros.sim.demo import argument_parser
+from rnea_ros.sim.demos.forward import argument_parser
 from rnea_ros.sim.report import check_targets, summarize
 from rnea_ros.sim.scenario import Refused, make_config
 

@@ -16,7 +16,7 @@ from test_closed_loop import accepted_arms
 
 from rnea_ros.model.example_robots import example_robots_dir
 from rnea_ros.sim.closed_loop import delayed_hold
-from rnea_ros.sim.demo import argument_parser
+from rnea_ros.sim.demos.forward import argument_parser
 from rnea_ros.sim.scenario import make_config
 
 OFFSET = 0.02  # rad, on every commanded joint

@@ -294,7 +294,7 @@ def test_demo_launch_file_starts_the_same_nodes_as_the_demo(monkeypatch, control
     environment."""
     import yaml
 
-    from rnea_ros.sim.demo import argument_parser
+    from rnea_ros.sim.demos.forward import argument_parser
     from rnea_ros.sim.scenario import make_config, parameters
 
     stack = require_stack() if controllers == "ros2_control" else None

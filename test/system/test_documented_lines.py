@@ -38,21 +38,21 @@ def venv_env(**extra: str) -> dict[str, str]:
 def bounds(command: Command, out: Path) -> str:
     """RNEA_ROS_DEMO_ARGS for a documented demo line: no plot, its numbers into
     out/numbers.json, a ROS domain of this test's own; the demos that run in one process at
-    their own length but the contact demo (10 simulated minutes: 0.2 here, no mismatched
+    their own length but the collision demo (10 simulated minutes: 0.2 here, no mismatched
     plant), the others as short as they accept, the forward demo in lock-step (what it prints
     then does not depend on the machine's load)."""
     common = f"--no-plot --out {out} --json {out / 'numbers.json'}"
     ros = f"--domain-id {domain(4)}"
-    if "--contact" in command.line:
+    if "--collision" in command.line or "--contact" in command.line:
         return f"--minutes 0.2 --mismatch-record 0 {common}"
     if any(flag in command.line for flag in ("--quadruped", "--humanoid", "--ship-deck")):
         return common
+    if "--payload" in command.line:  # its grasp run lock-step, a short free run (as test_payload_demo)
+        return f"--lockstep --minutes 0.25 --no-off {common} {ros}"
     if "--mismatch" in command.line:
         return f"--record 10 --track 4 {common} {ros}"
     if "--controller jtc" in command.line:
         return f"--duration 3 {common} {ros}"
-    if "--payload" in command.line:  # the grasp and release in lock-step, no free run
-        return f"--lockstep --minutes 0 --no-off {common} {ros}"
     return f"--lockstep --duration 8 --hold 1 {common} {ros}"
 
 
@@ -77,6 +77,18 @@ def test_demo_line_as_written(command: Command, tmp_path: Path) -> None:
         assert "all met" in printed and "hold drift" in printed, printed[-4000:]
     if "xarm7" in command.line:
         assert "xarm7.urdf" in printed and "joint7" in printed, printed[-4000:]
+
+
+def test_demo_help_line() -> None:
+    """docs/demos.md's `--help` line: exit 0, one line for every demo of rnea_ros.demo's table."""
+    from rnea_ros.demo import DEMOS
+
+    (command,) = owned(".venv/bin/python -m rnea_ros.demo --help")
+    done = run(command, venv_env(), REPO, timeout=300.0)
+    assert done.returncode == 0, done.stdout + done.stderr
+    listed = [line.split() for line in done.stdout.splitlines() if line.startswith("  --")]
+    flags = [" ".join(words[: len(d.flag.split())]) for words, d in zip(listed, DEMOS, strict=False)]
+    assert flags == [d.flag for d in DEMOS], done.stdout
 
 
 def test_kernel_cache_line(tmp_path: Path) -> None:

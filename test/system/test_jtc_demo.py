@@ -1,4 +1,4 @@
-"""The joint_trajectory_controller demo end to end: `python -m rnea_ros.sim.jtc_demo` as a real
+"""The joint_trajectory_controller demo end to end: `python -m rnea_ros.demo --controller jtc` as a real
 process tree (trajectory_feedforward node, one robot per run, the supervisor), over DDS, on the
 Panda, with each implementation: the real JTC in ros2_control_node (lock-step on the simulator's
 /clock), and rnea_ros.sim.jtc inside the simulator's 1 kHz loop.
@@ -57,7 +57,7 @@ def test_annotated_efforts_track_10x_better_and_limits_hold(tmp_path: Path, cont
     if controllers == "ros2_control":
         require_stack()
     summary = tmp_path / "summary.json"
-    args = [sys.executable, "-m", "rnea_ros.sim.jtc_demo", "--duration", "3", "--out", str(tmp_path)]
+    args = [sys.executable, "-m", "rnea_ros.sim.demos.jtc.demo", "--duration", "3", "--out", str(tmp_path)]
     args += ["--domain-id", str(DOMAIN), "--json", str(summary), "--controllers", controllers]
     run = subprocess.run(args, capture_output=True, text=True, timeout=900)
     out = run.stdout + run.stderr

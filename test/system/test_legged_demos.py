@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from rnea_ros.demo import main
-from rnea_ros.sim.legged_demo import FIGURES, SOLO12, TALOS, TARGET_RATIO
-from rnea_ros.sim.legged_scene import LeggedScene
+from rnea_ros.sim.demos.legged.demo import FIGURES, SOLO12, TALOS, TARGET_RATIO
+from rnea_ros.sim.demos.legged.scene import LeggedScene
 
 G = 9.81
 

@@ -66,6 +66,10 @@ def test_identified_model_tracks_a_robot_unlike_its_urdf(tmp_path) -> None:
     corrected = RobotModel.from_urdf((out / "identified.urdf").read_text())
     assert corrected.nv == 9  # fingers kept; only inertials and dynamics changed
     assert done.returncode == (1 if result["failed"] else 0)
+    # its last words: the identify command a user would run, on run A's bag, as the demo ran it
+    last = done.stdout.strip().splitlines()[-1].split()
+    assert last[0] == "rnea_ros_identify" and last[1] == str(out / "bag_A"), done.stdout[-2000:]
+    assert (out / "bag_A").is_dir() and "--urdf-out" in last
 
 
 def test_bad_options_end_with_2_before_any_process(capsys) -> None:

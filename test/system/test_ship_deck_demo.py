@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 from rnea_ros.demo import main
-from rnea_ros.sim.ship_deck import CASES, TARGET_RATIO
+from rnea_ros.sim.demos.ship_deck import CASES, TARGET_RATIO
 
 
 def test_imu_acceleration_gravity_meets_the_targets_on_a_ship_deck(tmp_path: Path) -> None:

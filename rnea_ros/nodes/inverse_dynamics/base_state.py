@@ -11,7 +11,7 @@ of the URDF, e.g. base_link); `header.frame_id` must not be empty. Then
     planar:   q_base = (x, y, cos ψ, sin ψ), ψ the yaw of the orientation, v_base = (v_x, v_y, ω_z)
     (the planar root ignores z, roll and pitch).
 ~/imu (sensor_msgs/Imu), with base.source odometry_imu or imu: its frame_id names a URDF link fixed
-to the base (as for gravity_source; base_gravity.py and rnea_ros.estimation.base_gravity.imu_mount),
+to the base (as for gravity_source; imu_gravity.py and rnea_ros.estimation.base_gravity.imu_mount),
 its orientation is that link's in the world, its angular velocity in its own axes; the base's
 follow from the link's fixed mount: R_world_base = R_world_imu R_base_imuᵀ,
 ω_base = R_base_imu ω_imu. It must carry both (covariance[0] = -1 marks a field as absent).

@@ -37,7 +37,7 @@ from rnea_ros.control.floating_efforts import compute_floating_efforts
 from rnea_ros.control.terms import TERMS
 from rnea_ros.errors import ParameterError, TrajectoryInPastError, URDFError
 from rnea_ros.model.robot_model import Payload, RobotModel
-from rnea_ros.nodes.inverse_dynamics import contact, payload_estimation
+from rnea_ros.nodes.inverse_dynamics import collision, payload_estimation
 from rnea_ros.nodes.inverse_dynamics.base_state import BaseDrop, BaseStateInput
 from rnea_ros.nodes.inverse_dynamics.contact_forces import ContactOutputs
 from rnea_ros.nodes.inverse_dynamics.contact_params import contacts_of
@@ -109,7 +109,7 @@ class InverseDynamicsNode(Node):
         self._guard_trips_logged = 0
         self.stats = CycleStats()
         self._intake = JointStatesIntake(self, self._drop, self._command_cycle)  # joint_states in
-        self._contact = contact.ContactMonitor(self)
+        self._collision = collision.CollisionMonitor(self)
         self._imu = ImuGravity()  # gravity_source imu_*: the gravity from ~/imu
         self._base = BaseStateInput()  # root_joint floating | planar: ~/odometry and ~/imu
         self._contacts = ContactOutputs(self)  # root_joint floating | planar: contacts out
@@ -268,7 +268,7 @@ class InverseDynamicsNode(Node):
             per_joint_parameters_fit(params, old.cycle.output_names, joints, INVERSE_DYNAMICS)
         params = self._joint_params.for_model(params, base, output)  # feedback.<joint>.kp ...
         cycle, override = self._cycle_for(base, params, floating)
-        contact.check(params, cycle.model, len(cycle.output_names))
+        collision.check(params, cycle.model, len(cycle.output_names))
         payload_estimation.check(params, cycle.model)
         cache = JointStateCache(cycle.model, old.cache if old else None)
         loaded = LoadedModel(base, cycle, cache, DesiredState(cycle.model.nv), floating=floating)
@@ -326,7 +326,7 @@ class InverseDynamicsNode(Node):
                 if loaded is None
                 else build_cycle_model(loaded.base, new, override, previous, floating=loaded.floating)
             )
-            contact.check(new, None if cycle is None else cycle.model, n)
+            collision.check(new, None if cycle is None else cycle.model, n)
             payload_estimation.check(new, None if cycle is None else cycle.model)
         except ValueError as exc:
             self.get_logger().warn(f"parameters rejected: {exc}")
@@ -568,11 +568,11 @@ class InverseDynamicsNode(Node):
         if self._params["observer.enabled"]:  # after the command: the robot does not wait for it
             cache = loaded.cache
             fresh = cache.effort_stamp == cache.stamp
-            r = self._contact.cycle(cycle, self._params, q, qd, cache.effort, fresh, msg.header, stamp)
+            r = self._collision.cycle(cycle, self._params, q, qd, cache.effort, fresh, msg.header, stamp)
             estimation = self._payload_estimation
             if estimation is not None and (self._params["payload.estimation"] != "off" or estimation.busy):
                 estimation.cycle(
-                    cycle, loaded.base, self._params, q, qd, r, self._contact.collision, msg.header, stamp
+                    cycle, loaded.base, self._params, q, qd, r, self._collision.collision, msg.header, stamp
                 )
 
     def _send(self, cycle: CycleModel, tau: np.ndarray) -> np.ndarray | None:
@@ -643,7 +643,7 @@ class InverseDynamicsNode(Node):
             contacts = () if loaded is None else loaded.cycle.contacts
             statuses.append(self._contacts.status(self.get_fully_qualified_name(), len(contacts)))
         if self._params["observer.enabled"]:
-            statuses.append(self._contact.status(self.get_fully_qualified_name()))
+            statuses.append(self._collision.status(self.get_fully_qualified_name()))
         if self._params["payload.estimation"] != "off":
             statuses.append(self._payload_estimation.status(self.get_fully_qualified_name()))  # type: ignore[union-attr]
         diagnostics.publish(self._diag_pub, now.to_msg(), statuses)

@@ -268,7 +268,7 @@ def test_node_runs_on_the_config_files(tmp_path) -> None:
 def test_excitation_config_is_valid_and_is_what_the_mismatch_demo_records() -> None:
     from rnea_ros.nodes.multisine_trajectory import MULTISINE
     from rnea_ros.ros.schema import validate
-    from rnea_ros.sim.mismatch_demo import EXCITATION
+    from rnea_ros.sim.demos.mismatch.demo import EXCITATION
 
     values = yaml.safe_load((ROOT / "config" / "excitation.yaml").read_text())["multisine_trajectory"][
         "ros__parameters"

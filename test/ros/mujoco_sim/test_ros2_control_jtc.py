@@ -30,8 +30,7 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from rnea_ros import RobotModel, gravity_torques
 from rnea_ros.model.example_robots import example_urdf_path
-from rnea_ros.sim.jtc import JointTrajectoryController
-from rnea_ros.sim.jtc_demo import (
+from rnea_ros.sim.demos.jtc.demo import (
     ARM,
     CONTROLLER,
     FINGER_HOME,
@@ -42,6 +41,7 @@ from rnea_ros.sim.jtc_demo import (
     jtc_gains,
     multisine_points,
 )
+from rnea_ros.sim.jtc import JointTrajectoryController
 from rnea_ros.sim.processes import Processes, start_robot
 from rnea_ros.sim.ros2_control import BROADCASTER
 from rnea_ros.sim.step_log import load

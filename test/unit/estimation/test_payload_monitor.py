@@ -24,7 +24,7 @@ from rnea_ros.identification.excitation import ExcitationOptions, design
 from rnea_ros.model.example_robots import example_urdf_path
 from rnea_ros.model.robot_model import Payload, RobotModel
 from rnea_ros.sim.closed_loop import Loop
-from rnea_ros.sim.payload_plant import OBJECT, weld
+from rnea_ros.sim.demos.payload.plant import OBJECT, weld
 from rnea_ros.sim.scenario import MODEL_TERMS, PANDA_ARM, home_of
 
 REF = PinRef("ur5")

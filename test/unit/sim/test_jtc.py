@@ -155,7 +155,7 @@ def test_closed_loop_in_mujoco_annotated_efforts_beat_the_pid(seed: int) -> None
     from rnea_ros import Friction, RobotModel
     from rnea_ros.control.effort_law import EffortLaw
     from rnea_ros.model.example_robots import example_urdf_path
-    from rnea_ros.sim.jtc_demo import ARM, FINGER_HOME, FINGERS, HOME, KD, KP, multisine_points
+    from rnea_ros.sim.demos.jtc.demo import ARM, FINGER_HOME, FINGERS, HOME, KD, KP, multisine_points
     from rnea_ros.sim.mujoco_arm import MujocoArm
     from rnea_ros.trajectory.jtc_points import effort_trajectory
     from rnea_ros.trajectory.sampling import TrajectorySampler

@@ -17,7 +17,7 @@ from rnea_ros.model.example_robots import example_urdf_path
 from rnea_ros.model.robot_model import RobotModel
 from rnea_ros.sim import ros2_control
 from rnea_ros.sim.answer_pairing import TickAnswers
-from rnea_ros.sim.jtc_demo import KD, KP, controller_parameters
+from rnea_ros.sim.demos.jtc.demo import KD, KP, controller_parameters
 from rnea_ros.sim.loop_timing import loop_timing
 from rnea_ros.sim.mujoco_arm import MujocoArm
 from rnea_ros.sim.ros2_control import forward_parameters, hardware_urdf

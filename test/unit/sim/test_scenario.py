@@ -8,7 +8,7 @@ import pytest
 
 from rnea_ros import RobotModel, mass_matrix
 from rnea_ros.model.example_robots import example_robots_dir, example_urdf_path
-from rnea_ros.sim.demo import argument_parser
+from rnea_ros.sim.demos.forward import argument_parser
 from rnea_ros.sim.scenario import (
     BANDWIDTH,
     FRICTION_DEFLECTION,
@@ -16,6 +16,7 @@ from rnea_ros.sim.scenario import (
     gains,
     home_of,
     make_config,
+    multisine,
     sampled_pd_radius,
     split_arm,
 )
@@ -133,3 +134,24 @@ def test_unstable_gains_and_impossible_loads_are_refused() -> None:
         model = RobotModel.from_urdf(weak)
         chain = split_arm(model).chain
         check_arm(model, home_of(model), chain, *gains(model, home_of(model), chain))
+
+
+FAST = {"frequency_range": (0.3, 1.0), "max_amplitude": 0.6, "velocity_scale": 0.8}  # the collision demo's
+
+
+@pytest.mark.parametrize("shape", [{}, FAST])
+def test_multisine_stays_within_the_models_limits_of_the_joints_it_moves(shape: dict) -> None:
+    """The demos' multi-sine on the Panda's joints 2, 4, 6 (velocity indices), sampled at 1 kHz:
+    from home at rest, inside the URDF's position and velocity limits of those joints (less the
+    margin and scale design promises), |q̈| within the bound, back at home at the end."""
+    model = RobotModel.from_urdf(example_urdf_path("panda").read_text())
+    index = [model.joint_index(j) for j in ("panda_joint2", "panda_joint4", "panda_joint6")]
+    q0 = np.array([-0.785, -2.356, 1.571])
+    motion = multisine(model, index, q0, 4.0, 6.0, 1.0, 3, **shape)
+    q, qd, qdd = motion.sample(np.arange(0.0, 6.0005, 0.001))
+    np.testing.assert_allclose(q[0], q0, atol=1e-12)
+    np.testing.assert_allclose(q[-1], q0, atol=1e-9)
+    assert np.all(q >= model.position_lower[index] + 0.1 - 1e-9)
+    assert np.all(q <= model.position_upper[index] - 0.1 + 1e-9)
+    assert np.all(np.abs(qd) <= shape.get("velocity_scale", 0.5) * model.velocity_limit[index] + 1e-9)
+    assert np.abs(qdd).max() <= 4.0 + 1e-9 and np.abs(q - q0).max() > 0.05  # it moves

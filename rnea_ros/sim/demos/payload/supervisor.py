@@ -1,4 +1,4 @@
-"""The payload demo's supervisor (thin ROS adapter, rnea_ros.sim.payload_demo): the closed-loop
+"""The payload demo's supervisor (thin ROS adapter, rnea_ros.sim.demos.payload.demo): the closed-loop
 demo's Supervisor, which also records the node's ~/payload estimates and its payload estimation
 and contact statuses on /diagnostics, and runs a grasp run or a free run of several multi-sines."""
 
@@ -13,7 +13,7 @@ from rcl_interfaces.srv import SetParameters
 from rclpy.parameter import Parameter
 
 from rnea_ros.ros.stamps import stamp_ns
-from rnea_ros.sim.payload_scenario import START, Run
+from rnea_ros.sim.demos.payload.scenario import START, Run
 from rnea_ros.sim.processes import Processes
 from rnea_ros.sim.scenario import NODE, TAIL, Config
 from rnea_ros.sim.supervisor import Supervisor

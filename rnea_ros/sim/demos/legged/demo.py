@@ -1,7 +1,7 @@
 """`python -m rnea_ros.demo --quadruped | --humanoid`: legged robots standing in MuJoCo, in one
 process (no ROS), joint PD alone against PD + the package's contact-consistent inverse dynamics.
 
-Robots (example-robot-data, scenes from `rnea_ros.sim.legged_scene`):
+Robots (example-robot-data, scenes from `rnea_ros.sim.demos.legged.scene`):
   - quadruped: solo12 on four point feet (spheres of 1 cm at the FOOT links), μ = 0.8, SRDF
     "standing" posture. Runs: stand (a = 0: gravity compensation), then a squat: the base goes
     down by SQUAT_DEPTH and up again (cosine, SQUAT_PERIOD per squat), level, feet fixed, the
@@ -48,8 +48,8 @@ from rnea_ros.algorithms.contact_dynamics import (
 from rnea_ros.algorithms.dynamics import jacobian, link_pose
 from rnea_ros.model.example_robots import example_urdf_path
 from rnea_ros.model.robot_model import RobotModel
-from rnea_ros.sim.legged_scene import Foot, LeggedScene
-from rnea_ros.sim.report import write_json
+from rnea_ros.sim.cli import MISSED, OK, add_output_options, demo_parser, save_figure, write_json
+from rnea_ros.sim.demos.legged.scene import Foot, LeggedScene
 
 MU = 0.8
 TARGET_RATIO = 0.1
@@ -400,23 +400,17 @@ def plot(runs: dict[str, tuple[Run, Run]], title: str, path: Path) -> None:
             a.set_xlabel("t (s)")
             a.legend(fontsize=8)
     fig.suptitle(title)
-    fig.tight_layout()
-    fig.savefig(path, dpi=80)
-    plt.close(fig)
+    save_figure(fig, path, dpi=80)
 
 
 def argument_parser(kind: str) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog=f"python -m rnea_ros.demo --{kind}", description=__doc__.split("\n\n")[0]
-    )
+    parser = demo_parser(f"--{kind}", __doc__)
     parser.add_argument("--stand", type=float, default=3.0, help="standing run, simulated s (default 3)")
     if kind == "quadruped":
         parser.add_argument(
             "--squat", type=float, default=2 * SQUAT_PERIOD, help="squat run, simulated s (default 4)"
         )
-    parser.add_argument("--out", default="out", help="directory of the plot (default ./out)")
-    parser.add_argument("--headless", "--no-plot", dest="plot", action="store_false", help="no PNG")
-    parser.add_argument("--json", help="also write the figures to this JSON file")
+    add_output_options(parser, "the plot", "figures")
     return parser
 
 
@@ -463,7 +457,7 @@ def main(kind: str, argv: list[str] | None = None) -> int:
         path = Path(args.out) / f"{kind}_demo.png"
         plot(runs, f"{robot.name}: joint PD alone vs PD + contact-consistent inverse dynamics", path)
         print(f"plot: {path}")
-    return 0 if all(met(pd, law) for pd, law in runs.values()) else 1
+    return OK if all(met(pd, law) for pd, law in runs.values()) else MISSED
 
 
 if __name__ == "__main__":

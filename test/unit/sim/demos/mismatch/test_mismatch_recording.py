@@ -1,4 +1,4 @@
-"""rnea_ros.sim.mismatch_demo's recording: joint_states messages → a rosbag2, read back by
+"""rnea_ros.sim.demos.mismatch.demo's recording: joint_states messages → a rosbag2, read back by
 identify's own reader (rnea_ros.identification.bag)."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import numpy as np
 from sensor_msgs.msg import JointState
 
 from rnea_ros.identification.bag import read_joint_states
-from rnea_ros.sim.mismatch_demo import record_bag
+from rnea_ros.sim.demos.mismatch.demo import record_bag
 
 NAMES = ["a", "b"]
 

@@ -1,7 +1,7 @@
 """joint_trajectory_controller demo: effort-annotated trajectories vs JTC's PID alone, on a
 MuJoCo-simulated Panda.
 
-    python -m rnea_ros.sim.jtc_demo [--duration 8] [--out out] [--no-plot] [--json FILE]
+    python -m rnea_ros.demo --controller jtc [--duration 8] [--out out] [--no-plot] [--json FILE]
 
 Separate processes over real DDS (ROS_LOCALHOST_ONLY=1, a ROS_DOMAIN_ID of the demo's own):
 `trajectory_feedforward` (rnea_ros.nodes.trajectory_feedforward, `~/trajectory_out` remapped to
@@ -31,7 +31,6 @@ on exit, Ctrl-C or error; every wait is bounded.
 
 from __future__ import annotations
 
-import argparse
 import io
 import os
 import sys
@@ -45,14 +44,24 @@ import yaml
 
 from rnea_ros.control.effort_law import EffortLaw
 from rnea_ros.friction.model import Friction
-from rnea_ros.identification.excitation import ExcitationOptions, design
 from rnea_ros.model.example_robots import example_urdf_path
 from rnea_ros.model.robot_model import RobotModel
-from rnea_ros.sim.demo import add_plant_arguments, check_plant
+from rnea_ros.sim.cli import (
+    MISSED,
+    OK,
+    REFUSED,
+    add_output_options,
+    add_plant_arguments,
+    add_ros_options,
+    check_plant,
+    controllers_json,
+    demo_parser,
+    ended,
+    write_json,
+)
+from rnea_ros.sim.demos.jtc.report import Points, Run, agreement, plot, summarize, table
 from rnea_ros.sim.jtc import Gains
-from rnea_ros.sim.jtc_report import Points, Run, agreement, plot, summarize, table
 from rnea_ros.sim.processes import Processes, start_controllers
-from rnea_ros.sim.report import write_json
 from rnea_ros.sim.ros2_control import (
     BROADCASTER,
     CHOICES,
@@ -62,6 +71,7 @@ from rnea_ros.sim.ros2_control import (
     jtc_parameters,
     why_not,
 )
+from rnea_ros.sim.scenario import multisine
 from rnea_ros.sim.step_log import load
 from rnea_ros.trajectory.efforts import resample, trajectory_efforts
 from rnea_ros.trajectory.joint_map import JointMap
@@ -87,18 +97,7 @@ SHAKE_SEGMENT = 0.1  # s
 def multisine_points(model: RobotModel, duration: float, seed: int) -> Points:
     """The multi-sine of the closed-loop demo (100 Hz points with q, q̇, q̈), from home at rest."""
     index = [model.joint_index(j) for j in ARM]
-    motion = design(
-        HOME,
-        model.position_lower[index],
-        model.position_upper[index],
-        model.velocity_limit[index],
-        3.0,
-        ExcitationOptions(
-            duration=duration,
-            ramp=min(1.5, duration / 4),
-            seed=seed,
-        ),
-    )
+    motion = multisine(model, index, HOME, 3.0, duration, min(1.5, duration / 4), seed)
     t, q, qd, qdd = motion.points(100.0)
     return Points(t, q, qd, qdd)
 
@@ -524,12 +523,6 @@ def implementation(stack: Stack | None, choice: str) -> str:
     return f"simulated: rnea_ros.sim.jtc inside the simulator ({reason})"
 
 
-def controllers_json(stack: Stack | None) -> dict:
-    if stack is None:
-        return {"implementation": "simulated"}
-    return {"implementation": "ros2_control", "prefix": str(stack.prefix), **stack.versions}
-
-
 def agreement_table(numbers: dict[str, dict]) -> str:
     """The simulated JTC (rnea_ros.sim.jtc) replayed on the real JTC's inputs: per run, the largest
     per-joint RMS and max |u_real − u_sim|."""
@@ -543,16 +536,11 @@ def agreement_table(numbers: dict[str, dict]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m rnea_ros.sim.jtc_demo", description=__doc__.split("\n\n")[0]
-    )
+    parser = demo_parser("--controller jtc", __doc__)
     parser.add_argument("--duration", type=float, default=8.0, help="multi-sine length, s (default 8)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the multi-sine")
-    parser.add_argument("--out", default="out", help="directory of the plot and logs (default ./out)")
-    parser.add_argument("--headless", "--no-plot", dest="plot", action="store_false", help="no PNG")
-    parser.add_argument("--json", help="also write the numbers to this JSON file")
-    parser.add_argument("--domain-id", type=int, default=20 + os.getpid() % 80, help="ROS_DOMAIN_ID")
-    parser.add_argument("--timeout", type=float, default=900.0, help="wall-clock limit, s")
+    add_output_options(parser, "the plot and logs")
+    add_ros_options(parser, 900.0)
     parser.add_argument(
         "--controllers",
         choices=CHOICES,
@@ -565,12 +553,12 @@ def main(argv: list[str] | None = None) -> int:
     cast(io.TextIOWrapper, sys.stdout).reconfigure(line_buffering=True)
     if args.duration < 2.0:
         print("--duration must be >= 2 s", file=sys.stderr)
-        return 2
+        return REFUSED
     try:
         stack = choose(args.controllers)
     except RuntimeError as exc:
         print(exc, file=sys.stderr)
-        return 2
+        return REFUSED
     os.environ["ROS_DOMAIN_ID"] = str(args.domain_id)
     os.environ["ROS_LOCALHOST_ONLY"] = "1"
     urdf_path = example_urdf_path("panda")
@@ -580,7 +568,7 @@ def main(argv: list[str] | None = None) -> int:
         plant_line = check_plant(urdf, *plant)[0] if args.plant else ""
     except ValueError as exc:
         print(f"JTC demo: {exc}", file=sys.stderr)
-        return 2
+        return REFUSED
     model = RobotModel.from_urdf(urdf)
     limit = model.effort_limit[[model.joint_index(j) for j in ARM]]
     sine, shake = multisine_points(model, args.duration, args.seed), shake_points()
@@ -619,12 +607,8 @@ def main(argv: list[str] | None = None) -> int:
             supervisor.set_on_limit("slow_down")
             fast = supervisor.run("fast", shake, through_node=True)
             slow_reason = supervisor.diagnostics.get("last_reason", "")
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
-    except (RuntimeError, TimeoutError) as exc:
-        print(f"JTC demo failed: {exc}", file=sys.stderr)
-        return 1
+    except (KeyboardInterrupt, RuntimeError, TimeoutError) as exc:
+        return ended(exc, "JTC demo")
     finally:
         if supervisor is not None:
             supervisor.close()
@@ -661,7 +645,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.plot:
         path = plot(pid, ff, fast, (t_unscaled, tau_unscaled), limit, out / "jtc_demo.png")
         print(f"plot: {path.resolve()}")
-    return 1 if failed else 0
+    return MISSED if failed else OK
 
 
 if __name__ == "__main__":

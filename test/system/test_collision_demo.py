@@ -1,4 +1,4 @@
-"""The contact demo, bounded (`python -m rnea_ros.demo --contact --minutes 0.25`): the momentum
+"""The collision demo, bounded (`python -m rnea_ros.demo --collision --minutes 0.25`): the momentum
 observer against MuJoCo's true external torques and applied wrench on the Panda, the collision
 pulse, contact-free motion, and the naive estimator on the same data."""
 
@@ -8,12 +8,12 @@ import json
 from pathlib import Path
 
 from rnea_ros.demo import main
-from rnea_ros.sim.contact_demo import TARGETS
+from rnea_ros.sim.demos.collision.demo import TARGETS
 
 
-def test_contact_demo_meets_its_targets_and_beats_the_naive_estimator_with_encoders(tmp_path: Path) -> None:
-    out_json = tmp_path / "contact.json"
-    args = ["--contact", "--minutes", "0.25", "--out", str(tmp_path), "--json", str(out_json)]
+def test_collision_demo_meets_its_targets_and_beats_the_naive_estimator_with_encoders(tmp_path: Path) -> None:
+    out_json = tmp_path / "collision.json"
+    args = ["--collision", "--minutes", "0.25", "--out", str(tmp_path), "--json", str(out_json)]
     code = main([*args, "--mismatch-record", "15", "--mismatch-free", "3"])
     out = json.loads(out_json.read_text())
     assert code == 0, out
@@ -26,7 +26,7 @@ def test_contact_demo_meets_its_targets_and_beats_the_naive_estimator_with_encod
     assert out["encoder_step_naive_rms"] > 5 * out["encoder_step_torque_rms"]
     # with exact data the naive one is quicker (no first-order lag): 1-2 samples vs ~ln 2 / K_O
     assert out["step_delay_naive"] <= 0.002 < out["step_delay_observer"] <= 0.010
-    assert (tmp_path / "contact_demo.png").stat().st_size > 10_000
+    assert (tmp_path / "collision_demo.png").stat().st_size > 10_000
     # on the mismatched plant the URDF model leaves a residual of N m, the identified one far less
     m = out["mismatch"]
     assert min(m["rms_urdf"]) > 0.5

@@ -37,10 +37,22 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
-import numpy as np
-
+from rnea_ros.sim.cli import (
+    MISSED,
+    OK,
+    REAL_TIME_LOST,
+    REFUSED,
+    add_output_options,
+    add_plant_arguments,
+    add_ros_options,
+    check_plant,
+    controllers_json,
+    demo_parser,
+    ended,
+    write_json,
+)
 from rnea_ros.sim.processes import Processes, start_nodes
-from rnea_ros.sim.report import RealTimeLost, write_json
+from rnea_ros.sim.report import RealTimeLost
 from rnea_ros.sim.ros2_control import CHOICES, Stack, choose, why_not
 from rnea_ros.sim.scenario import Config, make_config, write_parameters
 
@@ -88,7 +100,7 @@ def _round(values: list[float]) -> str:
 def argument_parser() -> argparse.ArgumentParser:
     """The demo's options (launch/demo.launch.py passes the same ones to the nodes and to
     `--attach`)."""
-    parser = argparse.ArgumentParser(prog="python -m rnea_ros.demo", description=__doc__.split("\n\n")[0])
+    parser = demo_parser("", __doc__)
     parser.add_argument(
         "--urdf", help="robot description (default: example-robot-data's Panda, or the --plant's robot)"
     )
@@ -99,12 +111,9 @@ def argument_parser() -> argparse.ArgumentParser:
     parser.add_argument("--duration", type=float, default=30.0, help="simulated seconds (default 30)")
     parser.add_argument("--hold", type=float, default=5.0, help="phase 1 length, s (default 5)")
     parser.add_argument("--lockstep", action="store_true", help="each physics step waits for its command")
-    parser.add_argument("--headless", "--no-plot", dest="plot", action="store_false", help="no PNG")
-    parser.add_argument("--out", default="out", help="directory of the plot and logs (default ./out)")
+    add_output_options(parser, "the plot and logs")
     parser.add_argument("--seed", type=int, default=0, help="seed of the multi-sine trajectories")
-    parser.add_argument("--domain-id", type=int, default=20 + os.getpid() % 80, help="ROS_DOMAIN_ID")
-    parser.add_argument("--timeout", type=float, default=600.0, help="wall-clock limit of the run, s")
-    parser.add_argument("--json", help="also write the numbers to this JSON file")
+    add_ros_options(parser, 600.0)
     parser.add_argument(
         "--state-delay", type=float, default=0.0, help="real time: joint_states arrive this late, s"
     )
@@ -120,41 +129,6 @@ def argument_parser() -> argparse.ArgumentParser:
         "simulator's own forward command controller; auto (default): ros2_control when installed",
     )
     return parser
-
-
-def add_plant_arguments(parser: argparse.ArgumentParser) -> None:
-    """--plant and --plant-joints (every demo of the node on a simulated arm takes them)."""
-    parser.add_argument(
-        "--plant",
-        help="an MJCF file (e.g. MuJoCo Menagerie's panda.xml) the simulator runs instead of the URDF; "
-        "the node keeps the URDF",
-    )
-    parser.add_argument(
-        "--plant-joints",
-        nargs="+",
-        metavar="URDF_JOINT=PLANT_JOINT",
-        help="pair the plant's joints with the URDF's (default: by chain order)",
-    )
-
-
-def check_plant(urdf: str, plant: str, pairs: tuple[str, ...] = ()) -> tuple[str, dict[str, float]]:
-    """(one line on how the plant stands for the URDF, the plant's home pose in the URDF's
-    joints); Refused (a ValueError) when it is not the URDF's arm (rnea_ros.sim.foreign_plant)."""
-    from rnea_ros.sim.foreign_plant import load_mjcf, match, plant_home
-
-    model, _ = load_mjcf(plant)
-    found = match(urdf, model, pairs)
-    home = plant_home(urdf, model, found)
-    p = found.base_transform[1]
-    held = f"; held, the plant's only: {list(found.plant_only)}" if found.plant_only else ""
-    absent = f"; constant, the URDF's only: {list(found.urdf_only)}" if found.urdf_only else ""
-    pose = "; starts at its home keyframe" if home else ""
-    line = (
-        f"plant {plant}: kinematics shared (flange within {1000 * found.flange_error[0]:.2g} mm, "
-        f"{float(np.degrees(found.flange_error[1])):.2g} deg; base at {np.round(p, 4).tolist()} m); "
-        f"joints {found.describe()}{held}{absent}{pose}"
-    )
-    return line, home
 
 
 def stopped_early(exc: RealTimeLost, json_path: str | None) -> None:
@@ -184,13 +158,6 @@ def implementation(stack: Stack | None, choice: str) -> str:
     return f"simulated: the simulator's own effort forward command controller ({reason})"
 
 
-def controllers_json(stack: Stack | None) -> dict:
-    """Which implementation ran, for the demos' JSON."""
-    if stack is None:
-        return {"implementation": "simulated"}
-    return {"implementation": "ros2_control", "prefix": str(stack.prefix), **stack.versions}
-
-
 def main(argv: list[str] | None = None) -> int:
     args = argument_parser().parse_args(argv)
     # progress lines show up at once, also in a pipe
@@ -207,7 +174,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"demo: {exc}", file=sys.stderr)
         if args.json:
             write_json(args.json, {"refused": str(exc)})
-        return 2
+        return REFUSED
     out = Path(args.out)
     if not args.attach:
         os.environ["ROS_DOMAIN_ID"] = str(args.domain_id)
@@ -230,16 +197,12 @@ def main(argv: list[str] | None = None) -> int:
             started = time.monotonic()
             # the terms (the plot's breakdown) cost the node 5 messages a cycle: lock-step only
             recording = run(config, processes, args.timeout, args.plot and config.lockstep)
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
     except RealTimeLost as exc:
         print(f"demo stopped: {exc}", file=sys.stderr)
         stopped_early(exc, args.json)
-        return 3
-    except (RuntimeError, TimeoutError) as exc:
-        print(f"demo failed: {exc}", file=sys.stderr)
-        return 1
+        return REAL_TIME_LOST
+    except (KeyboardInterrupt, RuntimeError, TimeoutError) as exc:
+        return ended(exc)
     finally:
         if processes is not None:
             processes.stop()
@@ -250,7 +213,7 @@ def main(argv: list[str] | None = None) -> int:
         summary = summarize(recording)
     except ValueError as exc:
         print(f"demo failed: {exc}", file=sys.stderr)
-        return 1
+        return MISSED
     wall = time.monotonic() - started
     print(f"\nran {config.duration:g} s simulated in {wall:.1f} s wall, start-up included ({mode})\n")
     print(table(summary))
@@ -271,7 +234,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.plot:
         path = plot(recording, out / "demo.png", f"{Path(config.urdf_path).stem}: closed loop ({mode})")
         print(f"plot: {path.resolve()}")
-    return 1 if failed else 0
+    return MISSED if failed else OK
 
 
 if __name__ == "__main__":

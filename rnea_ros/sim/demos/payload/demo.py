@@ -1,16 +1,16 @@
 """`python -m rnea_ros.demo --payload`: the node estimates a grasped object online and its gravity
-compensation follows.
+compensation follows (issue 38).
 
     python -m rnea_ros.demo --payload [--lockstep] [--minutes 10] [--no-off] [--headless] [--out out]
 
 The Panda in MuJoCo tracks a multi-sine (the usual trajectory: multisine_trajectory's defaults),
 three processes over DDS as in `make demo` (the simulator, the inverse_dynamics node, the
-trajectory source; rnea_ros.sim.demo), the node with its momentum observer, collision detection
+trajectory source; rnea_ros.sim.demos.forward), the node with its momentum observer, collision detection
 and `payload.estimation: auto`, and PD gains of Franka's joint impedance example (kp 600, 600,
 600, 600, 250, 150, 50 N m/rad, kd critically damped on each joint's inertia at home). The
-simulator (rnea_ros.sim.payload_plant) follows a schedule the node is not told:
+simulator (rnea_ros.sim.demos.payload.plant) follows a schedule the node is not told:
 
-1. grasp run: at PULSE_AT s the contact demo's collision pulse on the elbow (25 ms); at GRASP_AT s
+1. grasp run: at PULSE_AT s the collision demo's collision pulse on the elbow (25 ms); at GRASP_AT s
    a 2 kg object, its centre of mass 5 cm out along the flange axis, is welded to the hand; at
    RELEASE_AT s it is released.
 2. the same with `payload.estimation: off`: how far the arm sags with the load unknown.
@@ -39,8 +39,19 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
-from rnea_ros.sim.payload_plant import OBJECT, Schedule
-from rnea_ros.sim.payload_scenario import (
+from rnea_ros.sim.cli import (
+    MISSED,
+    OK,
+    REAL_TIME_LOST,
+    add_output_options,
+    add_ros_options,
+    demo_parser,
+    ended,
+    save_figure,
+    write_json,
+)
+from rnea_ros.sim.demos.payload.plant import OBJECT, Schedule
+from rnea_ros.sim.demos.payload.scenario import (
     END,
     ESTIMATION,
     FREE_TRAJECTORY,
@@ -55,7 +66,7 @@ from rnea_ros.sim.payload_scenario import (
     start,
 )
 from rnea_ros.sim.processes import Processes
-from rnea_ros.sim.report import RealTimeLost, write_json
+from rnea_ros.sim.report import RealTimeLost
 from rnea_ros.sim.scenario import Config, write_parameters
 
 if TYPE_CHECKING:
@@ -74,7 +85,7 @@ TARGETS = {  # largest allowed (module docstring): s, ratio, m, s, s, deg
 
 def run(c: Config, out: Path, estimation: str, schedule: Schedule, minutes: float, timeout: float) -> Run:
     """One run in processes of its own: a grasp run (minutes 0) or a free run of `minutes`."""
-    from rnea_ros.sim.payload_supervisor import PayloadSupervisor  # ROS: once the environment is set
+    from rnea_ros.sim.demos.payload.supervisor import PayloadSupervisor  # ROS: once the environment is set
 
     free = minutes > 0
     processes = Processes(out / "payload_logs")
@@ -294,30 +305,21 @@ def plot(grasp: Run, off: Run | None, path: Path, title: str) -> Path:
     ax[0].legend(loc="upper right", fontsize=8)
     ax[1].legend(loc="upper left", fontsize=8)
     fig.suptitle(title)
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path)
 
 
 # --- main -----------------------------------------------------------------------------------
 
 
 def argument_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="python -m rnea_ros.demo --payload", description=__doc__.split("\n\n")[0]
-    )
+    parser = demo_parser("--payload", __doc__)
     parser.add_argument("--lockstep", action="store_true", help="each physics step waits for its command")
     parser.add_argument(
         "--minutes", type=float, default=10.0, help="simulated minutes of the free run (0: none)"
     )
     parser.add_argument("--no-off", dest="off", action="store_false", help="skip the run with estimation off")
-    parser.add_argument("--headless", "--no-plot", dest="plot", action="store_false", help="no PNG")
-    parser.add_argument("--out", default="out", help="directory of the plot and logs (default ./out)")
-    parser.add_argument("--json", help="also write the numbers to this JSON file")
-    parser.add_argument("--domain-id", type=int, default=20 + os.getpid() % 80, help="ROS_DOMAIN_ID")
-    parser.add_argument("--timeout", type=float, default=3600.0, help="wall-clock limit of each run, s")
+    add_output_options(parser, "the plot and logs")
+    add_ros_options(parser, 3600.0)
     return parser
 
 
@@ -359,17 +361,13 @@ def main(argv: list[str] | None = None) -> int:
                 "peak_at": free.peak_at[0],
                 "peak_per_joint": free.peak_at[1],
             }
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
     except RealTimeLost as exc:
         print(f"demo stopped: {exc}", file=sys.stderr)
         if args.json:
             write_json(args.json, {"stopped": str(exc)})
-        return 3
-    except (RuntimeError, TimeoutError) as exc:
-        print(f"demo failed: {exc}", file=sys.stderr)
-        return 1
+        return REAL_TIME_LOST
+    except (KeyboardInterrupt, RuntimeError, TimeoutError) as exc:
+        return ended(exc)
     failed = missed(figures)
     figures["failed"] = failed
     figures["wall_seconds"] = time.monotonic() - started
@@ -387,8 +385,8 @@ def main(argv: list[str] | None = None) -> int:
         )
         print(f"plot: {path.resolve()}")
     if figures.get("free", {}).get("stopped"):
-        return 3
-    return 1 if failed else 0
+        return REAL_TIME_LOST
+    return MISSED if failed else OK
 
 
 if __name__ == "__main__":

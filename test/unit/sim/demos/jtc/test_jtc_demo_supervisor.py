@@ -1,4 +1,4 @@
-"""The JTC demo's supervisor keeps only the new simulator's states (rnea_ros.sim.jtc_demo.from_rest):
+"""The JTC demo's supervisor keeps only the new simulator's states (rnea_ros.sim.demos.jtc.demo.from_rest):
 a loaded supervisor still holds the previous simulator's last states, stamped beyond the next
 trajectory's end, when the next simulator starts; taken as the new run's, they ended it at once
 (the CI failure "no joint_states stamped within the trajectory")."""
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from sensor_msgs.msg import JointState
 
-from rnea_ros.sim.jtc_demo import from_rest
+from rnea_ros.sim.demos.jtc.demo import from_rest
 
 
 def state(t: float) -> JointState:

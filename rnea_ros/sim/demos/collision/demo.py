@@ -1,4 +1,4 @@
-"""`python -m rnea_ros.demo --contact`: external-torque estimation and collision detection against
+"""`python -m rnea_ros.demo --collision`: external-torque estimation and collision detection against
 MuJoCo, in one process (no ROS): the node's effort law (feedforward + PD) tracks a fast
 multi-sine on the arm while known wrenches act on a link (MuJoCo `xfrc_applied`), and the momentum
 observer (`rnea_ros.estimation.observer`, the node's ~/external_efforts) and the naive estimator
@@ -36,9 +36,15 @@ from rnea_ros.estimation.observer import TipWrench, observe
 from rnea_ros.friction.model import friction_torques
 from rnea_ros.model.example_robots import example_urdf_path
 from rnea_ros.model.robot_model import RobotModel
+from rnea_ros.sim.cli import MISSED, OK, add_output_options, demo_parser, save_figure, write_json
 from rnea_ros.sim.closed_loop import Loop
-from rnea_ros.sim.contact_scenario import PULSE, THRESHOLD_MARGIN, Disturbance, fast_motion, first_flag
-from rnea_ros.sim.report import write_json
+from rnea_ros.sim.demos.collision.scenario import (
+    PULSE,
+    THRESHOLD_MARGIN,
+    Disturbance,
+    fast_motion,
+    first_flag,
+)
 from rnea_ros.sim.scenario import MODEL_TERMS, gains, home_of, split_arm
 
 GAIN = 100.0  # observer gain K_O, rad/s (time constant 10 ms)
@@ -319,27 +325,22 @@ def plot(out: dict, path: Path) -> None:
     ax.set_ylabel(f"joint {j + 1} external torque (N m)")
     ax.set_title("wrench step then 0.5 Hz sine on the tip link, fast multi-sine tracking")
     ax.legend(loc="upper right", fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
+    save_figure(fig, path)
 
 
 def argument_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="python -m rnea_ros.demo --contact", description=__doc__.split("\n\n")[0]
-    )
+    parser = demo_parser("--collision", __doc__)
     parser.add_argument(
         "--minutes", type=float, default=10.0, help="contact-free simulated minutes (default 10)"
     )
-    parser.add_argument("--out", default="out", help="directory of the plot (default ./out)")
-    parser.add_argument("--headless", "--no-plot", dest="plot", action="store_false", help="no PNG")
-    parser.add_argument("--json", help="also write the numbers to this JSON file")
+    add_output_options(parser)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
         "--mismatch-record",
         type=float,
         default=40.0,
-        help="mismatched plant (rnea_ros.sim.contact_mismatch): excitation to identify from, s; 0: skip",
+        help="mismatched plant (rnea_ros.sim.demos.collision.mismatch): excitation to identify from, s; "
+        "0: skip",
     )
     parser.add_argument("--mismatch-free", type=float, default=60.0, help="its contact-free run, s")
     return parser
@@ -377,18 +378,18 @@ def main(argv: list[str] | None = None) -> int:
     print(f"({time.monotonic() - start:.0f} s wall clock)")
     if args.plot:
         Path(args.out).mkdir(parents=True, exist_ok=True)
-        path = Path(args.out) / "contact_demo.png"
+        path = Path(args.out) / "collision_demo.png"
         plot(out, path)
         print(f"plot: {path}")
     if args.mismatch_record > 0:
-        from rnea_ros.sim.contact_mismatch import mismatch_residuals
+        from rnea_ros.sim.demos.collision.mismatch import mismatch_residuals
 
         out["mismatch"] = mismatch_residuals(args.mismatch_record, args.mismatch_free, args.seed, GAIN)
         print(mismatch_table(out["mismatch"]))
     if args.json:
         write_json(args.json, {k: v for k, v in out.items() if k != "_plot"})
     met = all(out[k] <= v for k, v in TARGETS.items()) and out["false_alarm_samples"] == 0
-    return 0 if met else 1
+    return OK if met else MISSED
 
 
 if __name__ == "__main__":

@@ -40,12 +40,11 @@ import numpy as np
 from rnea_ros.control.effort_law import EffortLaw, Efforts, compute_efforts
 from rnea_ros.estimation.base_gravity import BaseGravity, imu_mount
 from rnea_ros.friction.model import Friction
-from rnea_ros.identification.excitation import ExcitationOptions, design
 from rnea_ros.model.example_robots import example_urdf_path
 from rnea_ros.model.robot_model import RobotModel
+from rnea_ros.sim.cli import MISSED, OK, add_output_options, demo_parser, save_figure, write_json
 from rnea_ros.sim.mujoco_arm import mujoco_urdf
-from rnea_ros.sim.report import write_json
-from rnea_ros.sim.scenario import PANDA_ARM, PANDA_HOME, gains
+from rnea_ros.sim.scenario import PANDA_ARM, PANDA_HOME, gains, multisine
 
 IMU_LINK = "imu_link"
 IMU_XYZ, IMU_RPY = (0.1, -0.05, 0.02), (0.0, 0.3, math.pi / 2)
@@ -179,18 +178,7 @@ def simulate(case: str, hold: float = HOLD, track: float = TRACK, seed: int = 0)
     mujoco.mj_fullM(m, d, full_m)
     d.qfrc_applied[deck] = full_m[np.ix_(deck, deck)] @ sea_state(0.0)[2] + d.qfrc_bias[deck]
     mujoco.mj_forward(m, d)
-    motion = design(
-        home[chain],
-        model.position_lower[chain],
-        model.position_upper[chain],
-        model.velocity_limit[chain],
-        3.0,
-        ExcitationOptions(
-            duration=track,
-            ramp=min(2.0, track / 4),
-            seed=seed,
-        ),
-    )
+    motion = multisine(model, chain, home[chain], 3.0, track, min(2.0, track / 4), seed)
     steps = int(round((hold + track) / TIMESTEP))
     n_hold = int(round(hold / TIMESTEP))
     samples = motion.sample(np.arange(steps - n_hold) * TIMESTEP)
@@ -343,20 +331,14 @@ def plot(out: dict, runs: dict[str, Run], path: Path, hold: float = HOLD) -> Non
         ax.set_ylabel(f"max |q - q_target| (deg), {what}")
         ax.legend(fontsize=7, loc="lower right")
     axes[2].set_xlabel("t (s)")
-    fig.tight_layout()
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
+    save_figure(fig, path)
 
 
 def argument_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="python -m rnea_ros.demo --ship-deck", description=__doc__.split("\n\n")[0]
-    )
+    parser = demo_parser("--ship-deck", __doc__)
     parser.add_argument("--hold", type=float, default=HOLD, help=f"hold phase, s (default {HOLD:g})")
     parser.add_argument("--track", type=float, default=TRACK, help=f"tracking phase, s (default {TRACK:g})")
-    parser.add_argument("--out", default="out", help="directory of the plot (default ./out)")
-    parser.add_argument("--headless", "--no-plot", dest="plot", action="store_false", help="no PNG")
-    parser.add_argument("--json", help="also write the numbers to this JSON file")
+    add_output_options(parser)
     parser.add_argument("--seed", type=int, default=0)
     return parser
 
@@ -374,7 +356,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"plot: {path}")
     if args.json:
         write_json(args.json, out)
-    return 0 if met(out) else 1
+    return OK if met(out) else MISSED
 
 
 if __name__ == "__main__":

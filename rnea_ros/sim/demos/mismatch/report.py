@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
+from rnea_ros.sim.cli import save_figure
 from rnea_ros.sim.plant import PAYLOAD_COM, PAYLOAD_MASS, Plant
 from rnea_ros.sim.report import Recording
 
@@ -250,9 +251,4 @@ def plot(tracks: list[Track], path: Path, title: str = "") -> Path:
         ax.legend(fontsize=7, loc="upper right")
     axes[-1, 0].set_xlabel("s from the start of the test trajectory")
     fig.suptitle(title or "tracking error: URDF model vs identified model, same PD gains")
-    fig.tight_layout()
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path)

@@ -30,7 +30,7 @@ the Panda's below for the Panda, else `rnea_ros.sim.scenario.gains` at GAIN_HZ.
 
 Prints per joint the tracking RMS of both and their ratio, run A's held-out torque RMS of both
 models, the identified friction and armature against the plant's, the payload against the tool,
-writes a plot, and exits 1 when a target of rnea_ros.sim.mismatch_report is missed, 2 on bad
+writes a plot, and exits 1 when a target of rnea_ros.sim.demos.mismatch.report is missed, 2 on bad
 options or a refused plant. Every child process is stopped on exit, Ctrl-C or error.
 """
 
@@ -40,6 +40,7 @@ import argparse
 import io
 import json
 import os
+import shlex
 import subprocess
 import sys
 import time
@@ -53,9 +54,18 @@ from rnea_ros.identification.cli import EXIT_WARNINGS
 from rnea_ros.model.example_robots import example_urdf_path
 from rnea_ros.model.robot_model import RobotModel
 from rnea_ros.model.urdf import parse_urdf
-from rnea_ros.sim.demo import add_plant_arguments
-from rnea_ros.sim.foreign_plant import load_mjcf, match, plant_home
-from rnea_ros.sim.mismatch_report import (
+from rnea_ros.sim.cli import (
+    MISSED,
+    OK,
+    REFUSED,
+    add_output_options,
+    add_plant_arguments,
+    add_ros_options,
+    demo_parser,
+    ended,
+    write_json,
+)
+from rnea_ros.sim.demos.mismatch.report import (
     HELD_OUT,
     IDENTIFIED,
     TRUTH,
@@ -65,9 +75,11 @@ from rnea_ros.sim.mismatch_report import (
     table,
     targets,
 )
+from rnea_ros.sim.foreign_plant import load_mjcf, match, plant_home
 from rnea_ros.sim.plant import PAYLOAD_COM, PAYLOAD_MASS, Plant, foreign_plant, make_plant
 from rnea_ros.sim.processes import Processes, start_nodes
-from rnea_ros.sim.report import Recording, write_json
+from rnea_ros.sim.cli import write_json
+from rnea_ros.sim.report import Recording
 from rnea_ros.sim.scenario import (
     PANDA_ARM,
     RATE,
@@ -88,6 +100,8 @@ KD = [100.0, 100.0, 60.0, 60.0, 15.0, 15.0, 6.0]
 PAYLOAD_LINK = "panda_hand"
 GAIN_HZ = 5.0  # another arm's gains: rnea_ros.sim.scenario.gains at this bandwidth
 MIN_SPEED = 0.05  # rad/s, identify's default --min-speed
+IDENTIFY = "rnea_ros_identify"  # the console script a user runs (setup.py)
+IDENTIFY_COMMAND = "command"  # the key of that command line in the report `identify` returns
 # The excitation: five sines per joint, large and fast within the URDF's limits (as
 # config/excitation.yaml, whose duration --record replaces).
 EXCITATION = {
@@ -104,20 +118,15 @@ EXCITATION = {
 
 
 def argument_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="python -m rnea_ros.demo --mismatch", description=__doc__.split("\n\n")[0]
-    )
+    parser = demo_parser("--mismatch", __doc__)
     parser.add_argument("--seed", type=int, default=0, help="plant and trajectories (default 0)")
     parser.add_argument("--record", type=float, default=40.0, help="excitation length, s (default 40)")
     parser.add_argument("--track", type=float, default=15.0, help="test trajectory length, s (default 15)")
     parser.add_argument(
         "--lockstep", action=argparse.BooleanOptionalAction, default=True, help="lock-step (default)"
     )
-    parser.add_argument("--headless", "--no-plot", dest="plot", action="store_false", help="no PNG")
-    parser.add_argument("--out", default="out", help="directory of the results (default ./out)")
-    parser.add_argument("--domain-id", type=int, default=20 + os.getpid() % 80, help="ROS_DOMAIN_ID")
-    parser.add_argument("--timeout", type=float, default=600.0, help="wall-clock limit of each run, s")
-    parser.add_argument("--json", help="also write the numbers to this JSON file")
+    add_output_options(parser, "the results")
+    add_ros_options(parser, 600.0)
     parser.add_argument(
         "--urdf", help="the node's URDF with --plant (default: the Panda, or the Menagerie arm's own)"
     )
@@ -193,7 +202,7 @@ def supervise(
     """Start the nodes, run one trajectory of `duration` s from rest, stop them; (Recording,
     window, every joint_states message when `keep_messages`, else [], the stamp of plant time 0
     in ns: 0 in lock-step, the wall clock's when the physics started in real time)."""
-    from rnea_ros.sim.demo import supervised
+    from rnea_ros.sim.demos.forward import supervised
 
     out = Path(args.out) / "mismatch"
     processes = Processes(out / "logs" / name)
@@ -250,19 +259,21 @@ def record_bag(
 
 
 def identify(bag: Path, args: list[str], report_dir: Path) -> dict:
-    """`python -m rnea_ros.identification.cli BAG ARGS --report-dir DIR`, as a user runs it;
-    its report.json. Exit 3 (the files are written, with warnings) goes on: the warnings are
-    printed and in the report, and the demo's targets judge the model."""
-    command = [sys.executable, "-m", "rnea_ros.identification.cli", str(bag), *args]
-    command += ["--report-dir", str(report_dir)]
-    print("  $ identify " + " ".join(command[3:]))
+    """`rnea_ros_identify BAG ARGS --report-dir DIR` (as `python -m rnea_ros.identification.cli`),
+    as a user runs it; its report.json, with the command line a user types under IDENTIFY_COMMAND.
+    Exit 3 (the files are written, with warnings) goes on: the warnings are printed and in the
+    report, and the demo's targets judge the model."""
+    words = [str(bag), *args, "--report-dir", str(report_dir)]
+    typed = shlex.join([IDENTIFY, *words])
+    print(f"  $ {typed}")
+    command = [sys.executable, "-m", "rnea_ros.identification.cli", *words]
     done = subprocess.run(command, capture_output=True, text=True, timeout=600, check=False)
     if done.returncode not in (0, EXIT_WARNINGS):
         raise RuntimeError(f"identify exited with {done.returncode}: {done.stderr.strip()}")
     report = json.loads((report_dir / "report.json").read_text())
     for warning in report.get("warnings", []):
         print(f"  identify warned: {warning}")
-    return report
+    return {**report, IDENTIFY_COMMAND: typed}
 
 
 def plant_min_speed(config: Config, plant: Plant) -> tuple[float, str]:
@@ -316,7 +327,7 @@ def main(argv: list[str] | None = None) -> int:
         config, robot = make_config(args)
     except (OSError, ValueError) as exc:
         print(f"demo: {exc}", file=sys.stderr)
-        return 2
+        return REFUSED
     foreign = bool(robot.mjcf)
     # the same robot with a tool on (a foreign plant is run as it is)
     loaded = robot if foreign else make_plant(config.urdf, args.seed, payload_link=PAYLOAD_LINK)
@@ -391,12 +402,8 @@ def main(argv: list[str] | None = None) -> int:
             name = "track_" + label.split()[0].lower()
             recording, window, _, _ = supervise(config, params, files, name, args, args.track)
             tracks.append(Track.of(label, recording, window))
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
-    except (RuntimeError, TimeoutError, ValueError) as exc:
-        print(f"demo failed: {exc}", file=sys.stderr)
-        return 1
+    except (KeyboardInterrupt, RuntimeError, TimeoutError, ValueError) as exc:
+        return ended(exc)
     print(f"\nran in {time.monotonic() - started:.1f} s wall\n")
     print(table(tracks, reports, loaded))
     failed = check_targets(tracks, reports, loaded)
@@ -424,4 +431,8 @@ def main(argv: list[str] | None = None) -> int:
             title = f"Panda unlike its URDF, with a tool (seed {args.seed}), {mode}"
         path = plot(tracks, out / "tracking.png", title)
         print(f"plots: {path.resolve()}, {(out / 'report_A' / 'efforts.png').resolve()}")
-    return 1 if failed else 0
+    print(
+        "\non a robot of your own: record joint_states as run A did (docs/identification.md), then run"
+        f"\n  {reports[0][IDENTIFY_COMMAND]}"
+    )
+    return MISSED if failed else OK

@@ -1,4 +1,4 @@
-"""Metrics, table and plot of the joint_trajectory_controller demo (`rnea_ros.sim.jtc_demo`); no
+"""Metrics, table and plot of the joint_trajectory_controller demo (`rnea_ros.sim.demos.jtc.demo`); no
 ROS, matplotlib only for the plot.
 
 A run is the simulated arm executing one trajectory under the simulated JTC. The desired state is
@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from rnea_ros.sim.cli import save_figure
 from rnea_ros.sim.jtc import Gains, JointTrajectoryController
 from rnea_ros.trajectory.sampling import TrajectorySampler
 
@@ -108,7 +109,7 @@ class Summary:
     rms_ff: np.ndarray
     max_ff: np.ndarray
     effort_limit: np.ndarray
-    fast: dict = field(default_factory=dict)  # the too-fast trajectory: see jtc_demo.summarize
+    fast: dict = field(default_factory=dict)  # the too-fast trajectory: see demo.summarize
 
     @property
     def improvement(self) -> np.ndarray:
@@ -207,9 +208,4 @@ def plot(pid: Run, ff: Run, fast: Run | None, unscaled: tuple | None, limit: np.
     axes[-1, 0].set_xlabel("time from trajectory start, s (simulated)")
     axes[-1, 1].set_xlabel("time from trajectory start, s (simulated)")
     fig.legend(legend.values(), legend.keys(), loc="lower center", ncol=len(legend), fontsize=8)
-    fig.tight_layout(rect=(0, 0.03, 1, 1))
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path, rect=(0, 0.03, 1, 1))

@@ -1,4 +1,4 @@
-"""External-torque estimation and collision detection for the inverse_dynamics node (optional,
+"""Collision detection and external-torque estimation for the inverse_dynamics node (optional,
 `observer.enabled`): a helper the node calls after it has published the command.
 
 On every command cycle it runs the momentum observer (`rnea_ros.estimation.observer`) on the cached state and
@@ -13,10 +13,10 @@ joint torque first), and publishes
   ~/collision         std_msgs/Bool, on every change (transient local, depth 1): true when some
                       |r_i| exceeds collision.threshold_i, false again once every |r_i| is below
                       collision.hysteresis × threshold_i;
-and a "contact" status on /diagnostics. It needs an effort for every model joint in the same
-joint_states message as its position; otherwise it says so (diagnostics and a throttled log) and
-publishes nothing. A gap between joint_states stamps longer than observer.max_gap, a model change
-or a stamp that does not advance restarts it (r = 0).
+and a "contact" status on /diagnostics (its name kept: monitors match it). It needs an effort for
+every model joint in the same joint_states message as its position; otherwise it says so
+(diagnostics and a throttled log) and publishes nothing. A gap between joint_states stamps longer
+than observer.max_gap, a model change or a stamp that does not advance restarts it (r = 0).
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ def per_model_joint(value: list[float], output: np.ndarray, nv: int, rest: float
 
 
 def check(params: dict, model: RobotModel | None, n_outputs: int | None) -> None:
-    """Rules between the contact parameters and the model; ParameterError naming one."""
+    """Rules between the observer and collision parameters and the model; ParameterError naming one."""
     if model is not None:
         wrench_link(model, params)
     for name in ("observer.gain", "collision.threshold"):
@@ -72,8 +72,9 @@ def check(params: dict, model: RobotModel | None, n_outputs: int | None) -> None
             raise ParameterError(name, f"must have 1 or {n_outputs} values (one per joint of 'joints')")
 
 
-class ContactMonitor:
-    """The node's contact outputs; `cycle` once per command, `status` for diagnostics."""
+class CollisionMonitor:
+    """The node's collision outputs (external torques, wrench, collision flag); `cycle` once per
+    command, `status` for diagnostics."""
 
     def __init__(self, node: Node) -> None:
         """The observer's kernels are compiled with all the others by the node's `prepare_kernels`,
@@ -226,3 +227,5 @@ class ContactMonitor:
         }
         self.peak = np.zeros(0)
         return status(f"{node_name}: contact", level, message, "", values)
+
+

@@ -10,9 +10,9 @@ import pytest
 
 from rnea_ros import RobotModel, rnea
 from rnea_ros.model.example_robots import example_urdf_path
+from rnea_ros.sim.demos.payload.demo import LEVEL_WINDOW, tracking_level
+from rnea_ros.sim.demos.payload.plant import HAND, OBJECT, Load, unweld, weld
 from rnea_ros.sim.mujoco_arm import MujocoArm
-from rnea_ros.sim.payload_demo import LEVEL_WINDOW, tracking_level
-from rnea_ros.sim.payload_plant import HAND, OBJECT, Load, unweld, weld
 from rnea_ros.sim.report import Recording
 
 URDF = example_urdf_path("panda").read_text()

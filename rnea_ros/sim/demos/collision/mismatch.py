@@ -23,7 +23,13 @@ from rnea_ros.identification.fit import identify
 from rnea_ros.identification.signals import prepare
 from rnea_ros.model.example_robots import example_urdf_path
 from rnea_ros.model.robot_model import RobotModel
-from rnea_ros.sim.contact_scenario import PULSE, THRESHOLD_MARGIN, Disturbance, fast_motion, first_flag
+from rnea_ros.sim.demos.collision.scenario import (
+    PULSE,
+    THRESHOLD_MARGIN,
+    Disturbance,
+    fast_motion,
+    first_flag,
+)
 from rnea_ros.sim.mujoco_arm import MujocoArm
 from rnea_ros.sim.plant import make_plant
 from rnea_ros.sim.scenario import MODEL_TERMS, home_of

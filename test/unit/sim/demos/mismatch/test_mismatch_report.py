@@ -1,4 +1,4 @@
-"""rnea_ros.sim.mismatch_report: windows, name mapping and targets of the mismatch demo, on
+"""rnea_ros.sim.demos.mismatch.report: windows, name mapping and targets of the mismatch demo, on
 recordings and reports made up here with known answers."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rnea_ros.sim.mismatch_report import Comparison, Track, check_targets, table, targets
+from rnea_ros.sim.demos.mismatch.report import Comparison, Track, check_targets, table, targets
 from rnea_ros.sim.plant import PAYLOAD_COM, PAYLOAD_MASS, Plant
 from rnea_ros.sim.report import Recording
 

@@ -1,4 +1,4 @@
-"""The payload demo's scenario (no ROS; rnea_ros.sim.payload_demo): the arm, its gains, the node's
+"""The payload demo's scenario (no ROS; rnea_ros.sim.demos.payload.demo): the arm, its gains, the node's
 observer and estimation parameters, the schedule's times and the three processes.
 
 Gains: Franka's joint impedance example's stiffness (kp 600, 600, 600, 600, 250, 150, 50 N m/rad),
@@ -18,7 +18,7 @@ import numpy as np
 from rnea_ros.algorithms.dynamics import mass_matrix
 from rnea_ros.model.example_robots import example_urdf_path
 from rnea_ros.model.robot_model import RobotModel
-from rnea_ros.sim.payload_plant import Schedule
+from rnea_ros.sim.demos.payload.plant import Schedule
 from rnea_ros.sim.processes import Processes
 from rnea_ros.sim.scenario import PANDA_ARM, Config, home_of, parameters
 
@@ -104,4 +104,4 @@ def start(processes: Processes, params: Path, schedule: Schedule) -> None:
         if (v := getattr(schedule, name)) is not None
         for a in (f"--{name}", str(v))
     ]
-    processes.start("mujoco_sim", ["-m", "rnea_ros.sim.payload_plant", *events, *ros])
+    processes.start("mujoco_sim", ["-m", "rnea_ros.sim.demos.payload.plant", *events, *ros])

@@ -1,5 +1,5 @@
-"""What the two contact runs share (`rnea_ros.sim.contact_demo` on a plant equal to the URDF,
-`rnea_ros.sim.contact_mismatch` on a mismatched one): the fast motion they track, the collision
+"""What the two collision runs share (`rnea_ros.sim.demos.collision.demo` on a plant equal to the URDF,
+`rnea_ros.sim.demos.collision.mismatch` on a mismatched one): the fast motion they track, the collision
 pulse, the margin of the collision thresholds over the contact-free residual, and when a residual
 first crosses them (no ROS). Units: s, N m, rad.
 """
@@ -10,8 +10,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from rnea_ros.identification.excitation import ExcitationOptions, design
 from rnea_ros.model.robot_model import RobotModel
+from rnea_ros.sim.scenario import multisine
 
 THRESHOLD_MARGIN = 1.5  # collision threshold per joint = margin × the largest contact-free |r|
 PULSE = 25e-3  # s, length of the collision's force pulse
@@ -22,21 +22,8 @@ def fast_motion(model: RobotModel, chain: list[str], home: dict[str, float], dur
     """A multi-sine for `chain` faster than the demo's (velocity_scale 0.8, 6 rad/s² bound)."""
     index = [model.joint_index(j) for j in chain]
     q0 = np.array([home.get(j, 0.0) for j in model.joint_names])[index]
-    return design(
-        q0,
-        model.position_lower[index],
-        model.position_upper[index],
-        model.velocity_limit[index],
-        6.0,
-        ExcitationOptions(
-            duration=duration,
-            ramp=min(1.0, duration / 4),
-            frequency_range=(0.3, 1.0),
-            max_amplitude=0.6,
-            velocity_scale=0.8,
-            seed=seed,
-        ),
-    )
+    shape = {"frequency_range": (0.3, 1.0), "max_amplitude": 0.6, "velocity_scale": 0.8}
+    return multisine(model, index, q0, 6.0, duration, min(1.0, duration / 4), seed, **shape)
 
 
 def first_flag(r: np.ndarray, thresholds: np.ndarray, t: np.ndarray, start: float) -> float:

@@ -1,15 +1,15 @@
 """The payload demo's simulator: `mujoco_sim` (rnea_ros.sim.sim_node) with a schedule of what
 happens to the arm, in plant time (s since the physics started):
 
-    python -m rnea_ros.sim.payload_plant [--grasp T] [--release T] [--pulse T] --ros-args ...
+    python -m rnea_ros.sim.demos.payload.plant [--grasp T] [--release T] [--pulse T] --ros-args ...
 
 - grasp: an object (OBJECT: 2 kg, centre of mass 5 cm out along the flange axis, a cylinder's
   inertia) is welded to the hand: from that step on, MuJoCo's hand body carries the hand and
   the object as one rigid body (mass, centre of mass and inertia combined exactly). Nobody tells
   the controller.
 - release: the hand is its own again.
-- pulse: the contact demo's collision, a half-sine force of PUSH N on panda_link4 over PULSE s
-  (rnea_ros.sim.contact_scenario), in MuJoCo's xfrc_applied (world axes, at the body's centre of
+- pulse: the collision demo's collision, a half-sine force of PUSH N on panda_link4 over PULSE s
+  (rnea_ros.sim.demos.collision.scenario), in MuJoCo's xfrc_applied (world axes, at the body's centre of
   mass).
 
 Everything else is mujoco_sim's (its parameters, topics, lock-step and real time).
@@ -28,11 +28,11 @@ from rclpy.executors import SingleThreadedExecutor
 from rclpy.utilities import remove_ros_args
 
 from rnea_ros.ros.run_node import run_node
-from rnea_ros.sim.contact_scenario import PULSE
+from rnea_ros.sim.demos.collision.scenario import PULSE
 from rnea_ros.sim.sim_node import SimNode
 
 HAND, ELBOW = "panda_hand", "panda_link4"
-PUSH = np.array([0.0, 60.0, -40.0])  # N, world axes: the contact demo's collision
+PUSH = np.array([0.0, 60.0, -40.0])  # N, world axes: the collision demo's collision
 
 
 @dataclass(frozen=True)
@@ -151,7 +151,7 @@ def main(args: list[str] | None = None) -> int:
     """Run the simulator with the schedule of the command line (before --ros-args)."""
     argv = list(sys.argv if args is None else args)
     parser = argparse.ArgumentParser(
-        prog="python -m rnea_ros.sim.payload_plant", description=__doc__.split("\n\n")[0]
+        prog="python -m rnea_ros.sim.demos.payload.plant", description=__doc__.split("\n\n")[0]
     )
     for name in ("grasp", "release", "pulse"):
         parser.add_argument(f"--{name}", type=float, help=f"plant time of the {name}, s")

@@ -1,4 +1,4 @@
-"""The MuJoCo legged scene (rnea_ros.sim.legged_scene) against Pinocchio's free-flyer model of the
+"""The MuJoCo legged scene (rnea_ros.sim.demos.legged.scene) against Pinocchio's free-flyer model of the
 same URDF: its q and v in Pinocchio's layout (quaternion x, y, z, w; base twist in the base frame)
 give Pinocchio the feet positions and velocities MuJoCo has, for solo12 and TALOS (whose joint
 orders differ between the two: matched by name); reset puts the lowest foot sphere on the floor;
@@ -11,8 +11,8 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from rnea_ros.sim.legged_demo import SOLO12, TALOS, Robot
-from rnea_ros.sim.legged_scene import LeggedScene
+from rnea_ros.sim.demos.legged.demo import SOLO12, TALOS, Robot
+from rnea_ros.sim.demos.legged.scene import LeggedScene
 
 
 @pytest.mark.parametrize("robot", [SOLO12, TALOS], ids=lambda r: r.name)

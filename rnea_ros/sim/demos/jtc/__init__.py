@@ -1,0 +1,2 @@
+"""The JTC demo (`--controller jtc`): `demo` (processes, phases, command line), `report`
+(metrics, table, plot)."""

@@ -1,0 +1,1 @@
+"""The mismatch demo (`--mismatch`): `demo` (record, identify, track), `report` (numbers, targets, plot)."""

@@ -1,0 +1,2 @@
+"""The payload demo (`--payload`): `demo`, `scenario` (no ROS), `plant` (its simulator process),
+`supervisor` (ROS)."""
