@@ -103,6 +103,7 @@ test-kilted:
 
 lint: $(STAMP)
 	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
 	$(PY) -m mypy
 	$(VENV)/bin/lint-imports  # layers, no cycles, no ROS in the core (setup.cfg [importlinter])
 

@@ -98,7 +98,7 @@ def _median_pair(ours: Callable[[], None], theirs: Callable[[], None], repeats: 
     a, b = [], []
     clock = time.perf_counter
     for r in range(repeats):
-        for side in ((0, 1) if r % 2 == 0 else (1, 0)):
+        for side in (0, 1) if r % 2 == 0 else (1, 0):
             fn, acc = (ours, a) if side == 0 else (theirs, b)
             t0 = clock()
             fn()
@@ -198,16 +198,27 @@ def call_forms(robot: Robot, repeats: int) -> list[dict]:
         ("rnea(..., gravity=tuple)", lambda q, qd, qdd: rnea(m, q, qd, qdd, gravity=g_tuple), pin_rnea),
         ("rnea(..., gravity=array)", lambda q, qd, qdd: rnea(m, q, qd, qdd, gravity=g_array), pin_rnea),
         ("rnea(..., data=own)", lambda q, qd, qdd: rnea(m, q, qd, qdd, data=datas["data"]), pin_rnea),
-        ("rnea(..., data=own, out=own)",
-         lambda q, qd, qdd: rnea(m, q, qd, qdd, data=datas["out"], out=out), pin_rnea),
-        ("rnea(..., wrenches={tip: w}, data=own)",
-         lambda q, qd, qdd: rnea(m, q, qd, qdd, wrenches=wrench, data=datas["wrench"]),
-         loop(lambda q, qd, qdd: pin.rnea(pm, pd, q, qd, qdd, fext), pin_states)),
+        (
+            "rnea(..., data=own, out=own)",
+            lambda q, qd, qdd: rnea(m, q, qd, qdd, data=datas["out"], out=out),
+            pin_rnea,
+        ),
+        (
+            "rnea(..., wrenches={tip: w}, data=own)",
+            lambda q, qd, qdd: rnea(m, q, qd, qdd, wrenches=wrench, data=datas["wrench"]),
+            loop(lambda q, qd, qdd: pin.rnea(pm, pd, q, qd, qdd, fext), pin_states),
+        ),
         ("gravity_torques(model, q)", lambda q, qd, qdd: gravity_torques(m, q), pin_gravity),
-        ("gravity_torques(..., gravity=tuple)",
-         lambda q, qd, qdd: gravity_torques(m, q, gravity=g_tuple), pin_gravity),
-        ("gravity_torques(..., data=own)",
-         lambda q, qd, qdd: gravity_torques(m, q, data=datas["gdata"]), pin_gravity),
+        (
+            "gravity_torques(..., gravity=tuple)",
+            lambda q, qd, qdd: gravity_torques(m, q, gravity=g_tuple),
+            pin_gravity,
+        ),
+        (
+            "gravity_torques(..., data=own)",
+            lambda q, qd, qdd: gravity_torques(m, q, data=datas["gdata"]),
+            pin_gravity,
+        ),
     ]
     rows = []
     for name, ours, theirs in forms:
@@ -226,8 +237,10 @@ def print_call_forms(robots: list[Robot], repeats: int) -> None:
         if robot.name not in TIPS:
             continue
         for row in call_forms(robot, repeats):
-            print(f"| {robot.name} | `{row['form']}` | {row['ours']:.2f} | {row['pin']:.2f} "
-                  f"| {row['ours'] / row['pin']:.2f} |")
+            print(
+                f"| {robot.name} | `{row['form']}` | {row['ours']:.2f} | {row['pin']:.2f} "
+                f"| {row['ours'] / row['pin']:.2f} |"
+            )
 
 
 def batch_calls(robot: Robot, repeats: int) -> list[dict]:
@@ -437,8 +450,15 @@ def humanoid_calls(label: str, path: str, root_joint: str, repeats: int) -> list
         run_ours(), run_pin()
         t_ours, t_pin = _median_pair(run_ours, run_pin, repeats)
         rows.append(
-            dict(robot=label, root=root_joint, nv=m.nv, fn=fn, ours=t_ours / STATES * 1e6,
-                 pin=t_pin / STATES * 1e6, diff=diff)
+            dict(
+                robot=label,
+                root=root_joint,
+                nv=m.nv,
+                fn=fn,
+                ours=t_ours / STATES * 1e6,
+                pin=t_pin / STATES * 1e6,
+                diff=diff,
+            )
         )
     return rows
 

@@ -124,7 +124,10 @@ def start(subject: Subject, tmp: Path, env: dict) -> None:
     subject.log = tmp / f"{subject.name}.log"
     with subject.log.open("w") as log:
         subject.proc = subprocess.Popen(
-            subject.argv, stdout=log, stderr=subprocess.STDOUT, env={**env, **subject.env},
+            subject.argv,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env={**env, **subject.env},
             preexec_fn=die_with_parent,
         )
 
@@ -165,21 +168,37 @@ def run_cell(
     # Both start at once; the publisher sends when told, once the receiver is ready.
     receiver = subprocess.Popen(
         [sys.executable, ROLES, "receive", subject.answer, str(rx_out), *pin_rx, *wait],
-        stdout=subprocess.PIPE, text=True, env=env,
+        stdout=subprocess.PIPE,
+        text=True,
+        env=env,
         preexec_fn=die_with_parent,
     )
     publisher = subprocess.Popen(
-        [sys.executable, ROLES, "publish", subject.input, str(rate), str(count), str(tx_out),
-         "--spin-us", str(args.spin_us), *pin_tx],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env,
+        [
+            sys.executable,
+            ROLES,
+            "publish",
+            subject.input,
+            str(rate),
+            str(count),
+            str(tx_out),
+            "--spin-us",
+            str(args.spin_us),
+            *pin_tx,
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        env=env,
         preexec_fn=die_with_parent,
     )
     try:
         for proc, word in ((receiver, "ready"), (publisher, "matched")):
             line = proc.stdout.readline()  # blocks until the topic has a peer
             if line.strip() != word:
-                raise RuntimeError(f"{subject.name}: the {'receiver' if proc is receiver else 'publisher'} "
-                                   "did not start")
+                raise RuntimeError(
+                    f"{subject.name}: the {'receiver' if proc is receiver else 'publisher'} did not start"
+                )
         cpu0 = cpu_seconds(subject.proc)
         load = os.getloadavg()[0]
         publisher.stdin.write("go\n")
@@ -308,8 +327,18 @@ def summarize(cells: list[dict], rates: list[float], names: list[str]) -> list[d
         for name in names:
             mine = [c for c in cells if c["rate"] == rate and c["subject"] == name]
             row = {"rate": rate, "subject": name, "reps": len(mine)}
-            for key in ("delivered", "p50", "p99", "p999", "max", "cpu_us", "over_1ms", "over_2ms",
-                        "over_2ms_in_stall", "answered"):
+            for key in (
+                "delivered",
+                "p50",
+                "p99",
+                "p999",
+                "max",
+                "cpu_us",
+                "over_1ms",
+                "over_2ms",
+                "over_2ms_in_stall",
+                "answered",
+            ):
                 row[key] = [c[key] for c in mine]
             for key in RATIOS:  # the null subject has no process: nothing to compare
                 row[f"{key}_ratio"] = [
@@ -320,8 +349,10 @@ def summarize(cells: list[dict], rates: list[float], names: list[str]) -> list[d
 
 
 def markdown(rows: list[dict]) -> str:
-    head = ("| rate Hz | subject | delivered % | p50 ms | p99 ms | max ms | CPU µs/answer "
-            "| p50 / echo | p99 / echo | CPU / echo |")
+    head = (
+        "| rate Hz | subject | delivered % | p50 ms | p99 ms | max ms | CPU µs/answer "
+        "| p50 / echo | p99 / echo | CPU / echo |"
+    )
     lines = [head, "| --: | --- | --: | --: | --: | --: | --: | --: | --: | --: |"]
     for r in rows:
         cells = [
@@ -341,9 +372,11 @@ def markdown(rows: list[dict]) -> str:
 def tails(rows: list[dict]) -> str:
     """The tail of every subject: p99.9, the maximum, answers later than 1 and 2 ms (all reps), and
     how many of the latter came while the harness itself was stalled (`stall_times`)."""
-    lines = ["| rate Hz | subject | answers | p99.9 ms | max ms | later than 1 ms | later than 2 ms "
-             "| of them in a harness stall |",
-             "| --: | --- | --: | --: | --: | --: | --: | --: |"]
+    lines = [
+        "| rate Hz | subject | answers | p99.9 ms | max ms | later than 1 ms | later than 2 ms "
+        "| of them in a harness stall |",
+        "| --: | --- | --: | --: | --: | --: | --: | --: |",
+    ]
     for r in rows:
         lines.append(
             f"| {r['rate']:.0f} | {r['subject']} | {sum(r['answered'])} | {median_range(r['p999'], '.3f')} "
@@ -359,6 +392,7 @@ def verdicts(cells: list[dict], rates: list[float], names: list[str]) -> list[st
     for rate in rates:
         by = {(c["subject"], c["rep"]): c for c in cells if c["rate"] == rate}
         for name in [n for n in names if n.startswith("node")]:
+
             def ratio(key: str, ref: str, name: str = name, by: dict = by) -> float:
                 v = [c[key] / by[(ref, r)][key] for (s, r), c in by.items() if s == name and (ref, r) in by]
                 return float(np.median(v)) if v else float("nan")
@@ -406,23 +440,40 @@ def main() -> int:
     parser.add_argument("--duration", type=float, default=8.0, help="measured seconds per cell")
     parser.add_argument("--warmup", type=float, default=0.5, help="seconds sent first, not counted")
     parser.add_argument("--subjects", nargs="+", default=DEFAULT_SUBJECTS, choices=SUBJECTS)
-    parser.add_argument("--long", type=float, metavar="MINUTES",
-                        help="the long run: 1 kHz, one repetition of MINUTES per subject (default subjects: "
-                             "null, echo-waitset, node); prints p99.9, max, answers later than 1 and 2 ms")
+    parser.add_argument(
+        "--long",
+        type=float,
+        metavar="MINUTES",
+        help="the long run: 1 kHz, one repetition of MINUTES per subject (default subjects: "
+        "null, echo-waitset, node); prints p99.9, max, answers later than 1 and 2 ms",
+    )
     parser.add_argument(
         "--node-cmd",
         default=f"{shlex.quote(sys.executable)} -m rnea_ros.nodes.inverse_dynamics",
-                        help="command starting the node (--ros-args ... is appended)")
-    parser.add_argument("--node-answer", default="/inverse_dynamics/joint_efforts",
-                        help="the node's answer topic (JointState carrying the input header)")
+        help="command starting the node (--ros-args ... is appended)",
+    )
+    parser.add_argument(
+        "--node-answer",
+        default="/inverse_dynamics/joint_efforts",
+        help="the node's answer topic (JointState carrying the input header)",
+    )
     parser.add_argument("--spin-us", type=float, default=20.0, help="publisher busy-wait before a send, µs")
     cpus = sorted(os.sched_getaffinity(0))
-    parser.add_argument("--pin", type=int, nargs=2, metavar=("PUB_CPU", "RX_CPU"),
-                        default=[cpus[0], cpus[-1]] if len(cpus) > 1 else None,
-                        help="pin the publisher and the receiver to these CPUs (default: first, last)")
+    parser.add_argument(
+        "--pin",
+        type=int,
+        nargs=2,
+        metavar=("PUB_CPU", "RX_CPU"),
+        default=[cpus[0], cpus[-1]] if len(cpus) > 1 else None,
+        help="pin the publisher and the receiver to these CPUs (default: first, last)",
+    )
     parser.add_argument("--no-pin", dest="pin", action="store_const", const=None, help="do not pin")
-    parser.add_argument("--sched", choices=("auto", "fifo", "nice", "none"), default="auto",
-                        help="harness priority (auto: fifo if permitted, else nice, else none)")
+    parser.add_argument(
+        "--sched",
+        choices=("auto", "fifo", "nice", "none"),
+        default="auto",
+        help="harness priority (auto: fifo if permitted, else nice, else none)",
+    )
     parser.add_argument("--json", metavar="PATH", help="also write every cell and the summary as JSON")
     args = parser.parse_args()
     if args.long:
@@ -448,34 +499,41 @@ def main() -> int:
         print(f"subjects answering after {time.monotonic() - t_start:.1f} s", flush=True)
         for rate in args.rates:
             for rep in range(args.repeat):
-                order = subjects[rep % len(subjects):] + subjects[: rep % len(subjects)]
+                order = subjects[rep % len(subjects) :] + subjects[: rep % len(subjects)]
                 for s in order:
                     t_cell = time.monotonic()
                     cell = run_cell(s, rate, args.duration, args.warmup, args, tmp, env)
                     cell["rep"] = rep
                     cells.append(cell)
-                    print(f"{rate:.0f} Hz rep {rep} {s.name:<13} delivered {100 * cell['delivered']:6.2f} % "
-                          f"p50 {cell['p50']:.3f} p99 {cell['p99']:.3f} max {cell['max']:.2f} ms "
-                          f"cpu {cell['cpu_us']:.0f} µs/answer load {cell['load']:.1f} "
-                          f"({time.monotonic() - t_cell:.1f} s)", flush=True)
+                    print(
+                        f"{rate:.0f} Hz rep {rep} {s.name:<13} delivered {100 * cell['delivered']:6.2f} % "
+                        f"p50 {cell['p50']:.3f} p99 {cell['p99']:.3f} max {cell['max']:.2f} ms "
+                        f"cpu {cell['cpu_us']:.0f} µs/answer load {cell['load']:.1f} "
+                        f"({time.monotonic() - t_cell:.1f} s)",
+                        flush=True,
+                    )
     finally:
         for s in subjects:
             stop(s)
         shutil.rmtree(tmp, ignore_errors=True)
     rows = summarize(cells, args.rates, args.subjects)
     loads = [c["load"] for c in cells]
-    print(f"\nlatency joint_states -> answer, Panda 7 joints, {args.duration:g} s per cell after "
-          f"{args.warmup:g} s warm-up, {args.repeat} repetitions, {os.cpu_count()} cores, "
-          f"load {min(loads):.1f}–{max(loads):.1f}, {time.monotonic() - t_start:.0f} s in all; "
-          "median (min–max) over repetitions, max over all\n")
+    print(
+        f"\nlatency joint_states -> answer, Panda 7 joints, {args.duration:g} s per cell after "
+        f"{args.warmup:g} s warm-up, {args.repeat} repetitions, {os.cpu_count()} cores, "
+        f"load {min(loads):.1f}–{max(loads):.1f}, {time.monotonic() - t_start:.0f} s in all; "
+        "median (min–max) over repetitions, max over all\n"
+    )
     print(markdown(rows))
     print("\ntails (every answer of every repetition):\n")
     print(tails(rows))
     if REFERENCE in args.subjects and FLOOR in args.subjects:
         print("\nagainst the targets (median of the per-repetition ratios):")
         print("\n".join(verdicts(cells, args.rates, args.subjects)))
-    print(f"\nharness (publisher and receiver: priority {args.sched}, "
-          f"CPUs {'not pinned' if args.pin is None else tuple(args.pin)}, busy-wait {args.spin_us:g} µs):")
+    print(
+        f"\nharness (publisher and receiver: priority {args.sched}, "
+        f"CPUs {'not pinned' if args.pin is None else tuple(args.pin)}, busy-wait {args.spin_us:g} µs):"
+    )
     print("\n".join(harness(cells, args.rates)))
     if args.json:
         report = {"args": vars(args), "cells": cells, "summary": rows}

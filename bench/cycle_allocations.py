@@ -83,8 +83,10 @@ def print_lines(callback, msg: JointState, top: int) -> None:
         charge()
         tracemalloc.stop()
     charged = {k: v - own for k, v in charged.items() if v > own}
-    print(f"\none cycle, bytes allocated (peak) per line of rnea_ros, the {top} largest "
-          f"({own} B per line, the tracer's own, taken off; callees outside rnea_ros in their line):")
+    print(
+        f"\none cycle, bytes allocated (peak) per line of rnea_ros, the {top} largest "
+        f"({own} B per line, the tracer's own, taken off; callees outside rnea_ros in their line):"
+    )
     for (path, line), size in sorted(charged.items(), key=lambda kv: -kv[1])[:top]:
         with open(path) as source:
             text = source.read().splitlines()[line - 1].strip()
@@ -96,8 +98,12 @@ def main() -> int:
     parser.add_argument("--cycles", type=int, default=20000)
     parser.add_argument("--warmup", type=int, default=2000)
     parser.add_argument("--top", type=int, default=0, help="also list the N lines that allocate most")
-    parser.add_argument("--lines", type=int, default=0,
-                        help="attribute one cycle's transient bytes to the package's lines (N largest)")
+    parser.add_argument(
+        "--lines",
+        type=int,
+        default=0,
+        help="attribute one cycle's transient bytes to the package's lines (N largest)",
+    )
     parser.add_argument("--no-listener", action="store_true", help="nobody subscribes ~/joint_efforts")
     args = parser.parse_args()
 
@@ -116,8 +122,9 @@ def main() -> int:
         executor.add_node(n)
     callback = next(s.callback for s in node.subscriptions if s.topic_name == "/joint_states")
     names = list(RobotModel.from_urdf(URDF, tip_link="panda_hand").joint_names)
-    msg = JointState(name=names, position=np.linspace(-0.5, 0.5, 7).tolist(),
-                     velocity=np.linspace(0.2, -0.2, 7).tolist())  # unstamped: the node's clock
+    msg = JointState(
+        name=names, position=np.linspace(-0.5, 0.5, 7).tolist(), velocity=np.linspace(0.2, -0.2, 7).tolist()
+    )  # unstamped: the node's clock
     # kernels ready (a cold cache compiles in the background) and the listener found
     end = time.monotonic() + 900.0
     while node.stats.commands == 0 and time.monotonic() < end:
@@ -159,8 +166,10 @@ def main() -> int:
     listener.destroy_node()
     rclpy.try_shutdown()
 
-    print(f"inverse_dynamics joint_states cycle, Panda 7 joints, {args.cycles} cycles after {args.warmup}, "
-          f"listener on ~/joint_efforts: {not args.no_listener}, load {os.getloadavg()[0]:.1f}\n")
+    print(
+        f"inverse_dynamics joint_states cycle, Panda 7 joints, {args.cycles} cycles after {args.warmup}, "
+        f"listener on ~/joint_efforts: {not args.no_listener}, load {os.getloadavg()[0]:.1f}\n"
+    )
     print("| per cycle | median | p99 | max | mean |\n| --- | --: | --: | --: | --: |")
     for label, v, f in (
         ("transient bytes (tracemalloc peak above the start)", transient, ".0f"),

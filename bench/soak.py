@@ -73,8 +73,12 @@ def main() -> int:
     parser.add_argument("--rate", type=float, default=5000.0)
     parser.add_argument("--duration", type=float, default=30.0)
     parser.add_argument("--storm", type=int, default=20000)
-    parser.add_argument("--executor", choices=("waitset", "default", "events"), default="waitset",
-                        help="the node's RNEA_ROS_EXECUTOR (waitset: its default loop)")
+    parser.add_argument(
+        "--executor",
+        choices=("waitset", "default", "events"),
+        default="waitset",
+        help="the node's RNEA_ROS_EXECUTOR (waitset: its default loop)",
+    )
     args = parser.parse_args()
     os.environ["RNEA_ROS_EXECUTOR"] = args.executor
     tmp = Path(tempfile.mkdtemp(prefix="rnea_soak_"))
@@ -109,11 +113,17 @@ def main() -> int:
     crashes = int(not alive) + output.count("Traceback")
     rows = [
         ("node's executor", args.executor),
-        ("joint_states flood", f"{sent} msgs at {sent / args.duration:.0f} Hz for {args.duration:.0f} s "
-                               f"(asked: {args.rate:.0f} Hz)"),
+        (
+            "joint_states flood",
+            f"{sent} msgs at {sent / args.duration:.0f} Hz for {args.duration:.0f} s "
+            f"(asked: {args.rate:.0f} Hz)",
+        ),
         ("commands during the flood", f"{answered} ({answered / args.duration:.0f} Hz, newest state wins)"),
-        ("RSS during the flood", f"{rss[0]:.1f} -> {rss[-1]:.1f} MiB (growth {rss[-1] - rss[0]:+.2f} MiB "
-                                 f"over {len(rss) - 1} s, peak {max(rss):.1f}; target ≤ 5)"),
+        (
+            "RSS during the flood",
+            f"{rss[0]:.1f} -> {rss[-1]:.1f} MiB (growth {rss[-1] - rss[0]:+.2f} MiB "
+            f"over {len(rss) - 1} s, peak {max(rss):.1f}; target ≤ 5)",
+        ),
         ("garbage joint_states storm", f"{tried} msgs (bad names, lengths, NaN/Inf/1e300, unstamped)"),
         ("round trip p50 before / after", f"{before:.2f} ms / {after:.2f} ms"),
         ("published efforts checked", f"{checked}, non-finite or over limit: 0 (asserted)"),

@@ -59,7 +59,8 @@ def table(cells: list[dict]) -> str:
         lines.append(
             f"| {c['subject']} | {c['sent']} | {100 * c['delivered']:.2f} | {c['p50']:.3f} | {c['p99']:.3f} "
             f"| {c['p999']:.3f} | {c['max']:.2f} | {c['over_1ms']} | {c['over_2ms']} | {cpu} | "
-            + " | ".join(ratios) + " |"
+            + " | ".join(ratios)
+            + " |"
         )
     return "\n".join(lines)
 
@@ -70,8 +71,9 @@ def main() -> int:
     parser.add_argument("--rate", type=float, default=1000.0, help="joint_states Hz")
     parser.add_argument("--warmup", type=float, default=5.0, help="seconds first sent, not counted")
     parser.add_argument("--subjects", nargs="+", default=["null", bl.FLOOR, "node"], choices=bl.SUBJECTS)
-    parser.add_argument("--gc-compare", action="store_true",
-                        help=f"also {NOFREEZE}: the node with RNEA_ROS_GC_FREEZE=0")
+    parser.add_argument(
+        "--gc-compare", action="store_true", help=f"also {NOFREEZE}: the node with RNEA_ROS_GC_FREEZE=0"
+    )
     node_cmd = f"{shlex.quote(sys.executable)} -m rnea_ros.nodes.inverse_dynamics"
     parser.add_argument("--node-cmd", default=node_cmd)
     parser.add_argument("--node-answer", default="/inverse_dynamics/joint_efforts")
@@ -106,31 +108,39 @@ def main() -> int:
             cell = bl.run_cell(s, args.rate, args.seconds, args.warmup, args, tmp, env)
             cell["load_after"] = os.getloadavg()[0]
             cells.append(cell)
-            print(f"{s.name:<14} delivered {100 * cell['delivered']:6.2f} % p50 {cell['p50']:.3f} "
-                  f"p99.9 {cell['p999']:.3f} max {cell['max']:.2f} ms, > 1 ms {cell['over_1ms']}, "
-                  f"> 2 ms {cell['over_2ms']} (load {cell['load']:.1f} -> {cell['load_after']:.1f})",
-                  flush=True)
+            print(
+                f"{s.name:<14} delivered {100 * cell['delivered']:6.2f} % p50 {cell['p50']:.3f} "
+                f"p99.9 {cell['p999']:.3f} max {cell['max']:.2f} ms, > 1 ms {cell['over_1ms']}, "
+                f"> 2 ms {cell['over_2ms']} (load {cell['load']:.1f} -> {cell['load_after']:.1f})",
+                flush=True,
+            )
     finally:
         for s in subjects:
             bl.stop(s)
         shutil.rmtree(tmp, ignore_errors=True)
     load_after = os.getloadavg()
-    print(f"\ntail latency joint_states -> answer at {args.rate:.0f} Hz, Panda 7 joints, "
-          f"{args.seconds:g} s per subject after {args.warmup:g} s warm-up (not counted), one after the "
-          f"other; {os.cpu_count()} cores, "
-          f"load average {load_before[0]:.1f}/{load_before[1]:.1f}/{load_before[2]:.1f} before, "
-          f"{load_after[0]:.1f}/{load_after[1]:.1f}/{load_after[2]:.1f} after, "
-          f"{time.monotonic() - t_start:.0f} s in all\n")
+    print(
+        f"\ntail latency joint_states -> answer at {args.rate:.0f} Hz, Panda 7 joints, "
+        f"{args.seconds:g} s per subject after {args.warmup:g} s warm-up (not counted), one after the "
+        f"other; {os.cpu_count()} cores, "
+        f"load average {load_before[0]:.1f}/{load_before[1]:.1f}/{load_before[2]:.1f} before, "
+        f"{load_after[0]:.1f}/{load_after[1]:.1f}/{load_after[2]:.1f} after, "
+        f"{time.monotonic() - t_start:.0f} s in all\n"
+    )
     print(table(cells))
     node = next((c for c in cells if c["subject"] == "node"), None)
     if node is not None:
-        print(f"\naim (issue 22): none later than 2 ms outside start-up: {node['over_2ms']} "
-              f"({'met' if node['over_2ms'] == 0 else 'MISSED'}; {node['over_2ms_in_stall']} of them "
-              f"while the harness itself was stalled, of {node['harness_stalls']} harness stalls > "
-              f"{bl.STALL_MS:g} ms); delivered ≥ 99 %: "
-              f"{100 * node['delivered']:.2f} % ({'met' if node['delivered'] >= 0.99 else 'MISSED'})")
-    print(f"\nharness (publisher and receiver: priority {args.sched}, "
-          f"CPUs {'not pinned' if args.pin is None else tuple(args.pin)}):")
+        print(
+            f"\naim (issue 22): none later than 2 ms outside start-up: {node['over_2ms']} "
+            f"({'met' if node['over_2ms'] == 0 else 'MISSED'}; {node['over_2ms_in_stall']} of them "
+            f"while the harness itself was stalled, of {node['harness_stalls']} harness stalls > "
+            f"{bl.STALL_MS:g} ms); delivered ≥ 99 %: "
+            f"{100 * node['delivered']:.2f} % ({'met' if node['delivered'] >= 0.99 else 'MISSED'})"
+        )
+    print(
+        f"\nharness (publisher and receiver: priority {args.sched}, "
+        f"CPUs {'not pinned' if args.pin is None else tuple(args.pin)}):"
+    )
     for c in cells:
         c["rep"] = 0
     print("\n".join(bl.harness(cells, [args.rate])))

@@ -2,7 +2,6 @@
 on the first use of one of them, so that importing `rnea_ros` alone (every executable of the
 package does, first) costs nothing (see rnea_ros/__init__.py)."""
 
-
 from rnea_ros.algorithms.configuration import base_placement, difference, integrate, neutral
 from rnea_ros.algorithms.constrained import (
     ConstrainedEfforts,

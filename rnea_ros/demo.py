@@ -101,7 +101,7 @@ def usage() -> str:
     width = max(len(d.flag) for d in DEMOS)
     rows = "\n".join(f"  {d.flag:<{width}}  {d.what}" for d in DEMOS)
     return (
-        "usage: python -m rnea_ros.demo [DEMO] [OPTIONS]   (make demo DEMO_ARGS=\"DEMO OPTIONS\")\n\n"
+        'usage: python -m rnea_ros.demo [DEMO] [OPTIONS]   (make demo DEMO_ARGS="DEMO OPTIONS")\n\n'
         f"demos (one at a time; none: --controller forward):\n{rows}\n\n"
         "a demo's options: python -m rnea_ros.demo DEMO --help\n"
         f"{EXTRA_ARGS}: options appended to the command line (the last of an option wins)"

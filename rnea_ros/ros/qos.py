@@ -102,7 +102,7 @@ def warn_unmatched(node: Node) -> list[str]:
             if named != resolved and name.startswith(head):
                 text += (
                     f"; {named} is remapped to {resolved}, and overrides follow the remapped name "
-                    f"(as in rclcpp): qos_overrides.{resolved}.{name[len(head):]}"
+                    f"(as in rclcpp): qos_overrides.{resolved}.{name[len(head) :]}"
                 )
                 break
         else:

@@ -64,7 +64,10 @@ def test_refused_naming_the_choices(args: list[str], words: str) -> None:
 
 def run(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "rnea_ros.demo", *args], capture_output=True, text=True, timeout=300,
+        [sys.executable, "-m", "rnea_ros.demo", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
         check=False,
     )
 

@@ -22,8 +22,11 @@ sys.stdin.readline()  # hold the block until told
 def test_processes_side_by_side_get_blocks_of_their_own() -> None:
     children = [
         subprocess.Popen(
-            [sys.executable, "-c", CHILD, str(SUPPORT_DIR)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            text=True, preexec_fn=die_with_parent,
+            [sys.executable, "-c", CHILD, str(SUPPORT_DIR)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            preexec_fn=die_with_parent,
         )  # fmt: skip
         for _ in range(4)
     ]

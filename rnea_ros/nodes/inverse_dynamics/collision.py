@@ -227,5 +227,3 @@ class CollisionMonitor:
         }
         self.peak = np.zeros(0)
         return status(f"{node_name}: contact", level, message, "", values)
-
-

@@ -177,9 +177,7 @@ class JointStatesIntake:
         text = f"no recent joint_states for {', '.join(missing)} (within {timeout} s): no command"
         if self.uncommanded:
             shown = ", ".join(self.uncommanded[:MISSING_SHOWN])
-            more = (
-                f", ... ({len(self.uncommanded)} in all)" if len(self.uncommanded) > MISSING_SHOWN else ""
-            )
+            more = f", ... ({len(self.uncommanded)} in all)" if len(self.uncommanded) > MISSING_SHOWN else ""
             text += f"; the last joint_states without a commanded joint named {shown}{more}"
         outside = [j for j in missing if j not in loaded.cycle.output_names]
         if outside:

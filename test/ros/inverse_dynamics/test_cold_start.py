@@ -106,8 +106,12 @@ def test_parameters_answer_while_the_kernels_compile_then_commands_are_the_core_
         ready_line = next(line for line in log.splitlines() if READY in line)
         assert f"compiled into numba's cache {numba_cache}" in ready_line
         assert np.allclose(got, rnea(MODEL, q, qd, np.zeros(7)), rtol=0, atol=1e-9)
-        assert np.allclose(driver.command_for(driver.state(NAMES, -q, qd)), rnea(MODEL, -q, qd, np.zeros(7)),
-                           rtol=0, atol=1e-9)
+        assert np.allclose(
+            driver.command_for(driver.state(NAMES, -q, qd)),
+            rnea(MODEL, -q, qd, np.zeros(7)),
+            rtol=0,
+            atol=1e-9,
+        )
         assert any(numba_cache.rglob("*.nbi"))  # compiled where it said, the installation untouched
         assert not any((install / "rnea_ros").rglob("__pycache__"))
     finally:

@@ -133,14 +133,16 @@ def test_a_new_model_redeclares_them_for_its_joints(tmp_path) -> None:
         d.description.publish(String(data=UR5))
         wait_declared(d, ur5)
         assert get(d, f"armature.{ur5[0]}", f"feedback.{ur5[1]}.kp") == {
-            f"armature.{ur5[0]}": 0.2, f"feedback.{ur5[1]}.kp": 30.0
+            f"armature.{ur5[0]}": 0.2,
+            f"feedback.{ur5[1]}.kp": 30.0,
         }
         d.description.publish(String(data=KINOVA))
         wait_declared(d, kinova)
         declared = set(names(d))
         assert not any(kind.format(j) in declared for kind in KINDS for j in ur5 if j not in kinova)
         assert get(d, f"armature.{kinova[0]}", f"feedback.{kinova[2]}.kp") == {
-            f"armature.{kinova[0]}": 0.1, f"feedback.{kinova[2]}.kp": 30.0
+            f"armature.{kinova[0]}": 0.1,
+            f"feedback.{kinova[2]}.kp": 30.0,
         }
         assert d.set_parameters({f"feedback.{kinova[1]}.kp": 12.0})[0].successful
         d.description.publish(String(data=UR5))

@@ -58,7 +58,9 @@ def test_every_stop_exits_cleanly(module: str, tmp_path: Path) -> None:
         log = (tmp_path / f"run{i}.log").open("w+")
         proc = subprocess.Popen(
             [sys.executable, "-m", module, "--ros-args", "--params-file", str(params)],
-            stdout=log, stderr=subprocess.STDOUT, preexec_fn=die_with_parent,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            preexec_fn=die_with_parent,
         )
         time.sleep(delay)
         proc.send_signal(sig)

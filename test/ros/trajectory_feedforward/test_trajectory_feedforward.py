@@ -63,7 +63,11 @@ def start_file(path: Path, *extra: str, env: dict | None = None) -> subprocess.P
     args = [sys.executable, "-m", "rnea_ros.nodes.trajectory_feedforward", "--ros-args"]
     args += ["--params-file", str(path), "-r", f"~/trajectory_out:={OUT}", *extra]
     return subprocess.Popen(
-        args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env or os.environ.copy(),
+        args,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=env or os.environ.copy(),
         preexec_fn=die_with_parent,
     )
 

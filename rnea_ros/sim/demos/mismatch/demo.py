@@ -78,7 +78,6 @@ from rnea_ros.sim.demos.mismatch.report import (
 from rnea_ros.sim.foreign_plant import load_mjcf, match, plant_home
 from rnea_ros.sim.plant import PAYLOAD_COM, PAYLOAD_MASS, Plant, foreign_plant, make_plant
 from rnea_ros.sim.processes import Processes, start_nodes
-from rnea_ros.sim.cli import write_json
 from rnea_ros.sim.report import Recording
 from rnea_ros.sim.scenario import (
     PANDA_ARM,
