@@ -25,3 +25,32 @@ def example_robots_dir() -> Path:
 def example_urdf_path(name: str) -> Path:
     """Path of a known example robot's URDF: one of EXAMPLE_ROBOTS, or a path below robots/."""
     return example_robots_dir() / EXAMPLE_ROBOTS.get(name, name)
+
+
+def find_urdf(name: str) -> Path:
+    """A URDF named on a command line: a file that exists, else an example robot's by its name
+    in EXAMPLE_ROBOTS (`panda`), its path below robots/ or its file's stem (`xarm7`, `ur5_robot`).
+    FileNotFoundError saying where the example files are and which names were close."""
+    given = Path(name).expanduser()
+    if given.is_file():
+        return given
+    robots = example_robots_dir()
+    if name in EXAMPLE_ROBOTS or (robots / name).is_file():
+        return example_urdf_path(name)
+    stem = given.name.removesuffix(".urdf")
+    found = sorted(robots.rglob(f"{stem}.urdf"))
+    if len(found) == 1:
+        return found[0]
+    close = sorted({p.stem for p in robots.rglob("*.urdf") if stem and stem in p.stem})[:8]
+    hint = (
+        f"{len(found)} files named {stem}.urdf: {[str(p.relative_to(robots)) for p in found]}"
+        if found
+        else (
+            f"close names: {', '.join(close)}"
+            if close
+            else f"names: {', '.join(EXAMPLE_ROBOTS)} or a file's stem"
+        )
+    )
+    raise FileNotFoundError(
+        f"no file {name!r} and no example-robot-data URDF of that name under {robots} ({hint})"
+    )

@@ -11,6 +11,8 @@ from collections.abc import Callable
 from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
 
+from rnea_ros.ros.throttled_log import say
+
 # What the log says a cold compile of every kernel takes, in s (the figures: docs/performance.md,
 # "Cold and warm start").
 COLD_COMPILE_S = "20-60"
@@ -36,7 +38,7 @@ def prepare_kernels(node: Node) -> None:
         how = f"compiled into numba's cache {cache_location()}"
     if not done.numba:
         how = "numba is not installed: pure-Python kernels, about 40x slower"
-    log.info(f"kernels ready in {done.seconds:.2f} s ({how})")
+    say(node, f"kernels ready in {done.seconds:.2f} s ({how})")  # the node may be stopping
 
 
 # How long start-up waits for the kernels before it goes on serving without them (s): longer than
@@ -89,7 +91,7 @@ class KernelsInBackground:
             prepare_kernels(self._node)
         except Exception as exc:  # noqa: BLE001 - said in the log; the node stays up, answering nothing
             self.error = f"{type(exc).__name__}: {exc}"
-            self._node.get_logger().error(f"compiling the kernels failed ({self.error}): no command is sent")
+            say(self._node, f"compiling the kernels failed ({self.error}): no command is sent", "error")
             return
         if gc.isenabled() and gc.get_freeze_count() > 0:  # run_node froze start-up: this belongs to it
             gc.collect()

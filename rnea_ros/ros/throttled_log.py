@@ -1,7 +1,9 @@
-"""Warnings throttled per reason (`ThrottledLog`)."""
+"""A node's log lines: warnings throttled per reason (`ThrottledLog`), and lines that may come
+after the context was shut down (`say`: a Ctrl-C's last words, a background thread's news)."""
 
 from __future__ import annotations
 
+import sys
 import time
 
 from rclpy.node import Node
@@ -26,3 +28,16 @@ class ThrottledLog:
     def reset(self) -> None:
         """Every reason may be logged again at once (a new model: what it lacks is news)."""
         self._last.clear()
+
+
+def say(node: Node, text: str, level: str = "info") -> None:
+    """`text` through the node's logger while its context is up; after a shutdown (rclpy's signal
+    handler may have ended it meanwhile) on stderr in the same form, instead of rcl's "Failed to
+    publish log message to rosout: publisher's context is invalid"."""
+    if node.context.ok():
+        try:
+            getattr(node.get_logger(), level)(text)
+            return
+        except Exception:  # noqa: BLE001 - shut down between the check and the call
+            pass
+    print(f"[{level.upper()}] [{node.get_name()}]: {text}", file=sys.stderr, flush=True)

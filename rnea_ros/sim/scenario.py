@@ -30,7 +30,7 @@ import yaml
 from rnea_ros.algorithms.dynamics import gravity_torques, mass_matrix
 from rnea_ros.errors import RneaError
 from rnea_ros.identification.excitation import ExcitationOptions, MultiSine, design
-from rnea_ros.model.example_robots import example_urdf_path
+from rnea_ros.model.example_robots import example_urdf_path, find_urdf
 from rnea_ros.model.robot_model import RobotModel
 from rnea_ros.sim.ros2_control import forward_parameters, hardware_urdf
 
@@ -219,7 +219,7 @@ def make_config(args: argparse.Namespace, plant_home: dict[str, float] | None = 
     when the robot is not one the demo runs, OSError when the file is missing. `plant_home`: the
     start pose of a --plant's own (its home keyframe) instead of `home_of`'s."""
     plant = getattr(args, "plant", None) or ""
-    path = Path(args.urdf) if args.urdf else example_urdf_path(menagerie_urdf(plant) or "panda")
+    path = find_urdf(args.urdf) if args.urdf else example_urdf_path(menagerie_urdf(plant) or "panda")
     urdf = path.read_text()
     model = RobotModel.from_urdf(urdf)
     arm = split_arm(model)

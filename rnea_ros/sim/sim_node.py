@@ -69,6 +69,7 @@ from rnea_ros.ros.qos import DESCRIPTION_QOS
 from rnea_ros.ros.run_node import run_node
 from rnea_ros.ros.schema import Param, table
 from rnea_ros.ros.stamps import set_stamp, stamp_ns
+from rnea_ros.ros.throttled_log import say
 from rnea_ros.sim.answer_pairing import AnswerMatcher, TickAnswers
 from rnea_ros.sim.jtc import GAIN_NAMES, Gains, JointTrajectoryController
 from rnea_ros.sim.mujoco_arm import COULOMB_MODELS, INTEGRATORS, MujocoArm
@@ -798,9 +799,10 @@ def _spin(node: SimNode) -> None:
     finally:
         if node.arm is not None:
             counts = f", {node.counts}" if node.hardware else ""
-            node.get_logger().info(
+            say(  # after a Ctrl-C the context is down already
+                node,
                 f"stopped at t = {node.arm.time:.3f} s; dropped commands {node.dropped}, "
-                f"overruns {node.overruns}{counts}"
+                f"overruns {node.overruns}{counts}",
             )
         executor.shutdown()
 

@@ -107,6 +107,8 @@ def stop(proc: subprocess.Popen) -> str:
     if interrupted and (killed or proc.returncode != 0):
         how = f"did not stop within {STOP_TIMEOUT} s" if killed else f"exited with {proc.returncode}"
         raise AssertionError(f"{proc.args!r} {how} on SIGINT:\n{output[-4000:]}")
+    # a log line after the context was shut down (rnea_ros.ros.throttled_log.say is the way)
+    assert "Failed to publish log message to rosout" not in output, output[-4000:]
     return output
 
 

@@ -72,3 +72,23 @@ def test_every_robot_pinocchio_loads_loads_and_agrees(path) -> None:
         m_pin = pin.crba(pm, data, pq)
         m_pin = (np.triu(m_pin) + np.triu(m_pin, 1).T)[np.ix_(idx, idx)]
         assert np.max(np.abs(mass_matrix(model, q) - m_pin)) <= RTOL * max(1.0, np.max(np.abs(m_pin)))
+
+
+def test_a_urdf_is_found_by_path_name_or_stem(tmp_path) -> None:
+    """find_urdf, as the demos' --urdf takes it: every file whose stem is unique in the package
+    by that stem (`xarm7`), EXAMPLE_ROBOTS' names, paths below robots/, and files that exist."""
+    from rnea_ros.model.example_robots import EXAMPLE_ROBOTS, example_urdf_path, find_urdf
+
+    stems = [p.stem for p in FILES]
+    unique = [p for p in FILES if stems.count(p.stem) == 1]
+    assert len(unique) >= 40
+    for path in unique:
+        assert find_urdf(path.stem) == path and find_urdf(path.stem + ".urdf") == path
+        assert find_urdf(str(path.relative_to(ROOT))) == path
+    for name in EXAMPLE_ROBOTS:
+        assert find_urdf(name) == example_urdf_path(name)
+    own = tmp_path / "xarm7"  # a file of that name wins over the package's
+    own.write_text("<robot/>")
+    assert find_urdf(str(own)) == own
+    with pytest.raises(FileNotFoundError, match=r"no file 'xarm' .* under .*robots \(close names: xarm7"):
+        find_urdf("xarm")

@@ -252,12 +252,26 @@ TARGETS = {
 }
 
 
+# how the table shows each target figure: label, scale to the unit, unit
+SHOWN = {
+    "step_torque_rms": ("external torques, step: RMS error / RMS truth", 100.0, "%"),
+    "sine_torque_rms": ("external torques, sine: RMS error / RMS truth", 100.0, "%"),
+    "step_force_rms": ("tip force, step: RMS error / RMS truth", 100.0, "%"),
+    "step_moment_rms": ("tip moment, step: RMS error / RMS truth", 100.0, "%"),
+    "sine_force_rms": ("tip force, sine: RMS error / RMS truth", 100.0, "%"),
+    "sine_moment_rms": ("tip moment, sine: RMS error / RMS truth", 100.0, "%"),
+    "detection_delay": ("collision pulse flagged after", 1e3, "ms"),
+}
+
+
 def table(out: dict) -> str:
-    """The figures and their targets as a text table."""
+    """The figures and their targets as a text table, each with its unit."""
     rows = [("figure", "value", "target", "met")]
     for key, target in TARGETS.items():
         value = out[key]
-        rows.append((key, f"{value:.4g}", f"<= {target:g}", "yes" if value <= target else "NO"))
+        label, scale, unit = SHOWN[key]
+        met = "yes" if value <= target else "NO"
+        rows.append((label, f"{value * scale:.3g} {unit}", f"<= {target * scale:g} {unit}", met))
     rows.append(
         (
             "false alarms (samples)",
@@ -266,7 +280,9 @@ def table(out: dict) -> str:
             "yes" if out["false_alarm_samples"] == 0 and not out["false_alarm_before_pulse"] else "NO",
         )
     )
-    rows.append(("free-motion peak |r|/threshold", f"{out['free_peak_ratio']:.3g}", "< 1", ""))
+    rows.append(
+        ("free motion: largest |r| / threshold", f"{out['free_peak_ratio'] * 100:.3g} %", "< 100 %", "")
+    )
     rows.append(
         ("naive/observer RMS error, step", f"{out['step_naive_rms'] / out['step_torque_rms']:.3g}", "", "")
     )
@@ -275,21 +291,21 @@ def table(out: dict) -> str:
     )
     rows.append(
         (
-            f"{ENCODER_BITS}-bit encoders, step: observer / naive RMS error",
-            f"{out['encoder_step_torque_rms']:.3g} / {out['encoder_step_naive_rms']:.3g}",
+            f"{ENCODER_BITS}-bit encoders, step: observer / naive RMS error / RMS truth",
+            f"{out['encoder_step_torque_rms'] * 100:.3g} / {out['encoder_step_naive_rms'] * 100:.3g} %",
             "",
             "",
         )
     )
     rows.append(
         (
-            "delay to half the step: observer / naive (s)",
-            f"{out['step_delay_observer']:.4f} / {out['step_delay_naive']:.4f}",
+            "delay to half the step: observer / naive",
+            f"{out['step_delay_observer'] * 1e3:.1f} / {out['step_delay_naive'] * 1e3:.1f} ms",
             "",
             "",
         )
     )
-    rows.append(("thresholds (N m)", ", ".join(f"{x:.2f}" for x in out["thresholds"]), "", ""))
+    rows.append(("thresholds", ", ".join(f"{x:.2f}" for x in out["thresholds"]) + " N m", "", ""))
     width = [max(len(r[i]) for r in rows) for i in range(4)]
     return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, width, strict=True)) for r in rows)
 

@@ -51,7 +51,7 @@ import numpy as np
 
 from rnea_ros.identification.bag import write_joint_states
 from rnea_ros.identification.cli import EXIT_WARNINGS
-from rnea_ros.model.example_robots import example_urdf_path
+from rnea_ros.model.example_robots import example_urdf_path, find_urdf
 from rnea_ros.model.robot_model import RobotModel
 from rnea_ros.model.urdf import parse_urdf
 from rnea_ros.sim.cli import (
@@ -141,7 +141,7 @@ def make_config(args: argparse.Namespace) -> tuple[Config, Plant]:
     mjcf = args.plant or ""
     if args.urdf and not mjcf:
         raise ValueError("--urdf needs --plant (the made-up plant is the Panda's)")
-    path = Path(args.urdf) if args.urdf else example_urdf_path(menagerie_urdf(mjcf) or "panda")
+    path = find_urdf(args.urdf) if args.urdf else example_urdf_path(menagerie_urdf(mjcf) or "panda")
     urdf = path.read_text()
     model = RobotModel.from_urdf(urdf)
     joints = split_arm(model).chain
