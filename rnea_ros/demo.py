@@ -25,6 +25,7 @@ import shlex
 import sys
 from dataclasses import dataclass
 
+from rnea_ros.errors import RneaError  # no ROS, nothing heavy
 from rnea_ros.ros.processes import end_with_parent  # no ROS
 from rnea_ros.sim.scenario import PANDA_ARM, PANDA_HOME  # no ROS, no MuJoCo
 
@@ -92,7 +93,7 @@ ALIASES = {"--contact": "--collision"}  # old flag → new flag (kept one releas
 CONTROLLER = "--controller"
 
 
-class Refused(ValueError):
+class Refused(RneaError, ValueError):
     """A command line that names no demo, or several."""
 
 

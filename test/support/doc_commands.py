@@ -243,8 +243,10 @@ def owned(key: str) -> list[Command]:
 
 
 def script(command: Command) -> str:
-    """What bash runs for a command: its block's assignments before it, then the line."""
-    return "\n".join([*command.prelude, command.line])
+    """What bash runs for a command: the assignments before it in its block that it uses, then the
+    line."""
+    used = [a for a in command.prelude if f"${a.split('=', 1)[0]}" in command.line]  # $ROBOTS ...
+    return "\n".join([*used, command.line])
 
 
 def user_env(env: dict[str, str], home: Path | None = None) -> dict[str, str]:

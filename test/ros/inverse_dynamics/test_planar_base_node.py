@@ -83,10 +83,11 @@ def odometry(d: Driver, v_base: np.ndarray) -> Odometry:
 
 
 def command(d: Driver, v_base: np.ndarray) -> np.ndarray:
-    for _ in range(80):  # the node may be starting
+    end = time.monotonic() + 120.0  # one ceiling: the node may be starting on a loaded machine
+    while time.monotonic() < end:
         d.odometry.publish(odometry(d, v_base))
         d.spin(0.05)
-        got = d.command_for(d.state(NAMES, Q, QD))
+        got = d.command_for(d.state(NAMES, Q, QD), timeout=2.0)
         if got is not None:
             return got
     raise AssertionError(f"no command: {d.latest_diagnostics()}")
