@@ -26,7 +26,7 @@ import sys
 from dataclasses import dataclass
 
 from rnea_ros.errors import RneaError  # no ROS, nothing heavy
-from rnea_ros.ros.processes import end_with_parent  # no ROS
+from rnea_ros.ros.processes import end_with_parent, stop_on_sigint  # no ROS
 from rnea_ros.sim.scenario import PANDA_ARM, PANDA_HOME  # no ROS, no MuJoCo
 
 __all__ = ["DEMOS", "EXTRA_ARGS", "PANDA_ARM", "PANDA_HOME", "Demo", "main"]
@@ -147,6 +147,7 @@ def choose(args: list[str]) -> tuple[Demo | None, list[str]]:
 def main(argv: list[str] | None = None) -> int:
     """Run the demo the command line names (see `usage`); 2 when it names none of the table's."""
     end_with_parent()  # `ros2 launch rnea_ros demo.launch.py` starts it: it ends with the launch
+    stop_on_sigint()  # Ctrl-C, or SIGINT from a launch, also when a script started it with `&`
     args = [*(sys.argv[1:] if argv is None else argv), *shlex.split(os.environ.get(EXTRA_ARGS, ""))]
     try:
         demo, rest = choose(args)

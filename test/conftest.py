@@ -54,6 +54,14 @@ else:
     os.environ.setdefault("ROS_DOMAIN_ID", str(domain()))
 os.environ.setdefault("ROS_LOCALHOST_ONLY", "1")
 
+# `make test &` (a script, a CI job in the background) starts pytest with SIGINT ignored, which
+# every process a test starts would inherit: a node the test stops by SIGINT before the node's own
+# code runs would never see it. The tests start their processes as a terminal does;
+# test_stop_on_signal.py checks the nodes started with SIGINT ignored on purpose.
+from rnea_ros.ros.processes import stop_on_sigint  # noqa: E402
+
+stop_on_sigint()
+
 import ros_install  # noqa: E402
 from robot_files import urdf_text  # noqa: E402
 

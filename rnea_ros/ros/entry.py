@@ -7,8 +7,10 @@ of imports of rclpy, numpy, numba and the node (seconds on a busy machine):
 - the process ends with whoever started it (`processes.end_with_parent`: a `ros2 run`, a launch or
   a test killed by SIGKILL takes its nodes with it);
 - a SIGINT (Ctrl-C) or SIGTERM during those imports ends the process with exit code 0 and one
-  line, not a traceback through the import machinery; from `rclpy.init` on, `run_node` handles
-  both (ros/run_node.py).
+  line, not a traceback through the import machinery, whatever an imported library makes of the
+  KeyboardInterrupt (swallows it, or turns it into an ImportError); from `rclpy.init` on,
+  `run_node` handles both (ros/run_node.py). SIGINT stops it also when the process inherited it
+  ignored (`processes.stop_on_sigint`).
 """
 
 from __future__ import annotations
@@ -20,10 +22,17 @@ import sys
 from collections.abc import Callable
 from typing import Any, NoReturn
 
-from rnea_ros.ros.processes import end_with_parent
+from rnea_ros.ros.processes import end_with_parent, stop_on_sigint
+
+
+class _Stop:
+    """Whether a SIGINT or SIGTERM came during the imports."""
+
+    received = False
 
 
 def _interrupted(signum: int, frame: Any) -> None:
+    _Stop.received = True
     raise KeyboardInterrupt
 
 
@@ -32,11 +41,19 @@ def run(name: str, target: str, args: list[str] | None = None) -> int:
     returns; see the module doc for what comes before."""
     end_with_parent()
     module, function = target.split(":")
+    previous = {sig: signal.signal(sig, _interrupted) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
-        previous = signal.signal(signal.SIGTERM, _interrupted)  # SIGINT raises it already
         main: Callable[[list[str] | None], int] = getattr(importlib.import_module(module), function)
-        signal.signal(signal.SIGTERM, previous)  # rclpy.init installs its own (run_node)
-    except KeyboardInterrupt:
+    except BaseException:
+        # the KeyboardInterrupt, or what an extension module's initialisation made of it (numpy's
+        # C init turns it into "ImportError: PyCapsule_Import could not import module datetime")
+        if _Stop.received:
+            stopped_while_starting(name)
+        raise
+    for sig, handler in previous.items():  # rclpy.init installs its own (run_node)
+        signal.signal(sig, handler)
+    stop_on_sigint()  # also when it was inherited ignored
+    if _Stop.received:  # raised where nothing let it through
         stopped_while_starting(name)
     return main(args)
 

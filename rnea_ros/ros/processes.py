@@ -12,7 +12,12 @@ node behind, even when it was killed by SIGKILL:
 
 The kernel sends the signal when the *thread* that started the process ends: a supervisor that
 starts nodes from a short-lived thread ends them with it (launch, ros2 run and the package's own
-supervisors start them from their main thread). Elsewhere than Linux all this does nothing."""
+supervisors start them from their main thread). Elsewhere than Linux all this does nothing.
+
+A process of the package also stops when asked by SIGINT, even when it inherited SIGINT ignored:
+a non-interactive shell starts `cmd &` so (POSIX), as do scripts and CI jobs that run `make test`
+in the background, and Python then never raises KeyboardInterrupt. `ros2 launch`, the tests and
+the demos' supervisors still ask a node to stop by SIGINT; `stop_on_sigint()` restores it."""
 
 from __future__ import annotations
 
@@ -62,6 +67,13 @@ def parent_death_signal(sig: int = signal.SIGTERM) -> Callable[[], None] | None:
 die_with_parent = parent_death_signal()
 
 
+def stop_on_sigint() -> None:
+    """SIGINT raises KeyboardInterrupt (Python's own handler) also when this process inherited it
+    ignored (see the module doc); a handler of the process's own stays. Main thread only."""
+    if signal.getsignal(signal.SIGINT) in (signal.SIG_IGN, signal.SIG_DFL):
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
 def end_with_parent(sig: int = signal.SIGTERM) -> bool:
     """Ask the kernel for `sig` when the process that started this one ends (Linux; not with
     RNEA_ROS_END_WITH_PARENT=0; a signal the parent asked for already, `die_with_parent`, stays);
@@ -77,4 +89,11 @@ def end_with_parent(sig: int = signal.SIGTERM) -> bool:
     return True
 
 
-__all__ = ["END_WITH_PARENT_ENV", "death_signal", "die_with_parent", "end_with_parent", "parent_death_signal"]
+__all__ = [
+    "END_WITH_PARENT_ENV",
+    "death_signal",
+    "die_with_parent",
+    "end_with_parent",
+    "parent_death_signal",
+    "stop_on_sigint",
+]

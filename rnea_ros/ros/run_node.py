@@ -15,7 +15,7 @@ from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 
 from rnea_ros.ros.executors import selected_spin
-from rnea_ros.ros.processes import end_with_parent
+from rnea_ros.ros.processes import end_with_parent, stop_on_sigint
 from rnea_ros.ros.signals import join_signal_shutdown
 
 N = TypeVar("N", bound=Node)
@@ -32,6 +32,7 @@ def run_node(
     selects: `selected_spin`): 0, or 2 when the command line or the parameters are invalid (one
     line naming the culprit, no traceback)."""
     end_with_parent()  # done already when started through rnea_ros.ros.entry (its executables)
+    stop_on_sigint()  # SIGINT inherited ignored (`node &` in a script) still stops it
     # a fatal signal (SIGSEGV in a C extension) prints every thread's Python stack to stderr:
     # the node's log then says where it died
     faulthandler.enable()

@@ -25,14 +25,17 @@ REAL_TIME_LOST = 3  # a real-time run stopped early: the machine did not keep re
 INTERRUPTED = 130  # Ctrl-C
 
 
-def ended(exc: BaseException, name: str = "demo") -> int:
+def ended(exc: BaseException, name: str = "demo", json_path: str | None = None) -> int:
     """A run ended by `exc` (Ctrl-C, or a failure: RuntimeError, TimeoutError...): says so on
-    stderr, returns the exit status (INTERRUPTED, MISSED)."""
-    if isinstance(exc, KeyboardInterrupt):
-        print("interrupted", file=sys.stderr)
-        return INTERRUPTED
-    print(f"{name} failed: {exc}", file=sys.stderr)
-    return MISSED
+    stderr and, given the demo's --json, in that file (`error`, and `failed` as a finished run
+    lists its missed targets), so that whoever waits on the numbers reads why there are none;
+    returns the exit status (INTERRUPTED, MISSED)."""
+    interrupted = isinstance(exc, KeyboardInterrupt)
+    message = "interrupted" if interrupted else f"{name} failed: {exc}"
+    print(message, file=sys.stderr)
+    if json_path:
+        write_json(json_path, {"error": message, "failed": [message]})
+    return INTERRUPTED if interrupted else MISSED
 
 
 def demo_parser(flag: str, doc: str | None) -> argparse.ArgumentParser:

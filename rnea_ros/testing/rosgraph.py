@@ -87,7 +87,8 @@ def start_node(
 def stop(proc: subprocess.Popen) -> str:
     """Stop a process (SIGINT, then kill) and return what it printed. A process still running
     when stopped must end on that SIGINT with exit code 0 (not a crash, not a kill), as a node
-    started by `ros2 launch` must when the launch is stopped."""
+    started by `ros2 launch` must when the launch is stopped. Called while an exception
+    propagates (a test's `finally:`), it adds the process's output to that exception."""
     interrupted = proc.poll() is None
     killed = False
     if interrupted:
@@ -104,6 +105,9 @@ def stop(proc: subprocess.Popen) -> str:
         output = log.read()
     else:
         output = proc.stdout.read() if proc.stdout else ""
+    failing = sys.exc_info()[1]  # called from a `finally:` under a failing test: say what the node said
+    if failing is not None:
+        failing.add_note(f"output of {proc.args!r}:\n{output[-4000:]}")
     if interrupted and (killed or proc.returncode != 0):
         how = f"did not stop within {STOP_TIMEOUT} s" if killed else f"exited with {proc.returncode}"
         raise AssertionError(f"{proc.args!r} {how} on SIGINT:\n{output[-4000:]}")

@@ -110,6 +110,7 @@ def test_mismatch_demo_on_a_menagerie_plant(tmp_path: Path, mjcf: Path, urdf: st
     assert done.returncode in (0, 1), out[-4000:]
     assert f"under {example_urdf_path(urdf)}" in out  # the Menagerie folder picked the URDF
     result = json.loads(numbers.read_text())
+    assert "error" not in result, result["error"]
     run_a, truth = result["run_a"], result["truth"]
     arm = [f"joint{i}" for i in range(1, 8)]  # Menagerie's names
     assert run_a["joints"] == [prefix + j for j in arm] == truth["joints"] and truth["plant"] == str(mjcf)

@@ -30,6 +30,7 @@ def test_identified_model_tracks_a_robot_unlike_its_urdf(tmp_path) -> None:
     )
     assert done.returncode in (0, 1), done.stdout[-3000:] + done.stderr[-3000:]
     result = json.loads(numbers.read_text())
+    assert "error" not in result, result["error"]
     urdf_track, identified_track = result["tracks"]
     rms_urdf, rms_identified = np.array(urdf_track["rms_deg"]), np.array(identified_track["rms_deg"])
     assert urdf_track["samples"] >= 5000 and identified_track["samples"] >= 5000  # 6 s at 1 kHz

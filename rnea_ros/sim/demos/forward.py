@@ -202,7 +202,7 @@ def main(argv: list[str] | None = None) -> int:
         stopped_early(exc, args.json)
         return REAL_TIME_LOST
     except (KeyboardInterrupt, RuntimeError, TimeoutError) as exc:
-        return ended(exc)
+        return ended(exc, json_path=args.json)
     finally:
         if processes is not None:
             processes.stop()

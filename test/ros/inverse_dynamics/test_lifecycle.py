@@ -280,6 +280,7 @@ def ros2(*args: str) -> str:
     raise AssertionError(f"ros2 {' '.join(args)} failed: {out}")
 
 
+@pytest.mark.jazzy_tools  # ../shared/ros2-wheels: built for Jazzy
 def test_ros2_lifecycle_set_drives_it(request) -> None:
     if ros2_command() is None:  # decided before the node starts
         if WHEELS.exists() and ros_distro() == "jazzy":

@@ -9,6 +9,7 @@ from __future__ import annotations
 import time
 
 import numpy as np
+import pytest
 from rcl_interfaces.srv import GetParameters
 from rclpy.parameter import parameter_value_to_python
 from rqt_session import RqtSession, require_rqt, save_for_docs
@@ -18,6 +19,8 @@ from rnea_ros import RobotModel, gravity_torques
 from rnea_ros.control.effort_law import EffortLaw, Efforts, compute_efforts
 from rnea_ros.model.example_robots import example_urdf_path
 from rnea_ros.testing.rosgraph import NODE, Driver, rclpy, start_node, stop
+
+pytestmark = pytest.mark.jazzy_tools  # ../shared/rqt-wheels: built for Jazzy
 
 PANDA = example_urdf_path("panda").read_text()
 MODEL = RobotModel.from_urdf(PANDA, tip_link="panda_hand")

@@ -20,7 +20,6 @@ import numpy as np
 import pytest
 import rclpy
 from builtin_interfaces.msg import Duration
-from control_msgs.msg import JointTrajectoryControllerState
 from control_stack import require_stack
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
@@ -46,6 +45,8 @@ from rnea_ros.sim.processes import Processes, start_robot
 from rnea_ros.sim.ros2_control import BROADCASTER
 from rnea_ros.sim.step_log import load
 from rnea_ros.trajectory.jtc_points import effort_trajectory
+
+pytestmark = pytest.mark.jazzy_tools  # ../shared/ros2-control: built for Jazzy
 
 URDF = example_urdf_path("panda").read_text()
 MODEL = RobotModel.from_urdf(URDF)
@@ -83,6 +84,8 @@ class Run:
 
     def __init__(self, folder: Path) -> None:
         stack = require_stack()
+        from control_msgs.msg import JointTrajectoryControllerState  # installed with the stack
+
         self.children = Processes(folder / "logs")
         self.node = Node("jtc_semantics")
         self.now = -1.0  # newest plant stamp, s

@@ -133,3 +133,49 @@ def test_a_stop_during_the_imports_is_one_line(how: str, library: str, tmp_path:
         assert loaded, f"{library} never loaded before {name}: {code} {lines}"
         assert code == 0, (name, code, lines)
         assert lines == [f"[INFO] [{node}]: stopped while starting"], (name, lines)
+
+
+def started_in_the_background() -> None:
+    """A script's `node &` (a non-interactive shell, POSIX): SIGINT inherited ignored."""
+    die_with_parent()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def wait_for_output(proc: subprocess.Popen, log: Path, text: str, timeout: float = 120.0) -> bool:
+    """Until `text` is in the node's log (True), or it ended or `timeout` passed."""
+    end = time.monotonic() + timeout
+    while proc.poll() is None and time.monotonic() < end:
+        if text in log.read_text():
+            return True
+        time.sleep(0.01)
+    return False
+
+
+@pytest.mark.parametrize("module", NODES)
+def test_sigint_stops_a_node_started_in_the_background(module: str, tmp_path: Path) -> None:
+    """`ros2 launch`, a supervisor or a test still stops a node by SIGINT when a script started
+    it (or the launch, or `make test`) with `&`: during the imports and while spinning, exit 0. It
+    ran on, ignoring every SIGINT (a busy `make test` run started in the background: 11 failures)."""
+    params = tmp_path / "params.yaml"
+    params.write_text(yaml.safe_dump({"/**": {"ros__parameters": {"robot_description": URDF}}}))
+    node = module.rsplit(".", 1)[-1]
+    for moment in ("_rclpy_pybind11", "spinning"):
+        log = tmp_path / f"{moment}.log"
+        with log.open("w") as out:
+            proc = subprocess.Popen(
+                [sys.executable, "-m", module, "--ros-args", "--params-file", str(params)],
+                stdout=out, stderr=subprocess.STDOUT, preexec_fn=started_in_the_background,
+            )  # fmt: skip
+        try:
+            if moment == "spinning":
+                assert wait_for_output(proc, log, "spinning"), log.read_text()
+            else:
+                assert wait_for_library(proc, moment), log.read_text()
+            proc.send_signal(signal.SIGINT)
+            code = proc.wait(60)
+        finally:
+            proc.kill()
+        output = log.read_text()
+        assert clean(code, output), (moment, code, output)
+        if moment != "spinning":
+            assert f"[{node}]: stopped while starting" in output, output

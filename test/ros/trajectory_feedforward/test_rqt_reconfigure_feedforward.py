@@ -9,6 +9,7 @@ from __future__ import annotations
 import time
 
 import numpy as np
+import pytest
 from rqt_session import RqtSession, require_rqt
 from test_trajectory_feedforward import NODE, Driver, Points, panda_urdf, start, trajectory
 
@@ -17,6 +18,8 @@ from rnea_ros.control.effort_law import EffortLaw
 from rnea_ros.control.terms import COMPENSABLE
 from rnea_ros.testing.rosgraph import stop
 from rnea_ros.trajectory.efforts import trajectory_efforts
+
+pytestmark = pytest.mark.jazzy_tools  # ../shared/rqt-wheels: built for Jazzy
 
 MODEL = RobotModel.from_urdf(panda_urdf(), tip_link="panda_hand")
 NAMES = list(MODEL.joint_names)

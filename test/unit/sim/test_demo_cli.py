@@ -51,6 +51,19 @@ def test_a_run_ended_early_says_why_and_gives_its_status(capsys) -> None:
     assert capsys.readouterr().err == "JTC demo failed: no answer in 5 s\n"
 
 
+def test_a_run_ended_early_writes_why_into_its_json(tmp_path: Path) -> None:
+    """A failed run's --json says why there are no numbers (the mismatch demo left none on a busy
+    machine, and its test could only report a missing file)."""
+    import json
+
+    path = tmp_path / "out" / "numbers.json"
+    assert cli.ended(RuntimeError("the recorder lost joint_states"), "mismatch demo", str(path)) == 1
+    message = "mismatch demo failed: the recorder lost joint_states"
+    assert json.loads(path.read_text()) == {"error": message, "failed": [message]}
+    assert cli.ended(KeyboardInterrupt(), json_path=str(path)) == 130
+    assert json.loads(path.read_text())["error"] == "interrupted"
+
+
 def test_write_json_makes_the_folder_a_run_without_a_plot_did_not(tmp_path: Path) -> None:
     """`--no-plot --out DIR --json DIR/numbers.json` (the documented lines' bounds): the collision
     demo wrote its numbers into a folder nothing had made, and failed."""

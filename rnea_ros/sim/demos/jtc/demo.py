@@ -608,7 +608,7 @@ def main(argv: list[str] | None = None) -> int:
             fast = supervisor.run("fast", shake, through_node=True)
             slow_reason = supervisor.diagnostics.get("last_reason", "")
     except (KeyboardInterrupt, RuntimeError, TimeoutError) as exc:
-        return ended(exc, "JTC demo")
+        return ended(exc, "JTC demo", args.json)
     finally:
         if supervisor is not None:
             supervisor.close()

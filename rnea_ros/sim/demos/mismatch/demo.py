@@ -402,7 +402,7 @@ def main(argv: list[str] | None = None) -> int:
             recording, window, _, _ = supervise(config, params, files, name, args, args.track)
             tracks.append(Track.of(label, recording, window))
     except (KeyboardInterrupt, RuntimeError, TimeoutError, ValueError) as exc:
-        return ended(exc)
+        return ended(exc, "mismatch demo", args.json)
     print(f"\nran in {time.monotonic() - started:.1f} s wall\n")
     print(table(tracks, reports, loaded))
     failed = check_targets(tracks, reports, loaded)

@@ -367,7 +367,7 @@ def main(argv: list[str] | None = None) -> int:
             write_json(args.json, {"stopped": str(exc)})
         return REAL_TIME_LOST
     except (KeyboardInterrupt, RuntimeError, TimeoutError) as exc:
-        return ended(exc)
+        return ended(exc, "payload demo", args.json)
     failed = missed(figures)
     figures["failed"] = failed
     figures["wall_seconds"] = time.monotonic() - started
