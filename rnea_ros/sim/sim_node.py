@@ -68,6 +68,7 @@ from rnea_ros.ros.parameters import declare
 from rnea_ros.ros.qos import DESCRIPTION_QOS
 from rnea_ros.ros.run_node import run_node
 from rnea_ros.ros.schema import Param, table
+from rnea_ros.ros.signals import join_signal_shutdown
 from rnea_ros.ros.stamps import set_stamp, stamp_ns
 from rnea_ros.ros.throttled_log import say
 from rnea_ros.sim.answer_pairing import AnswerMatcher, TickAnswers
@@ -797,6 +798,10 @@ def _spin(node: SimNode) -> None:
     try:
         node.run(executor)
     finally:
+        # rclpy's signal thread may be shutting the context down right now: let it finish, so that
+        # `say` sees whether the context is up (else rcl prints "Failed to publish log message to
+        # rosout", seen in CI under Kilted)
+        join_signal_shutdown()
         if node.arm is not None:
             counts = f", {node.counts}" if node.hardware else ""
             say(  # after a Ctrl-C the context is down already
