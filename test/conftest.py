@@ -124,13 +124,9 @@ def work_unit(nodeid: str) -> str:
 if importlib.util.find_spec("xdist") is not None:  # requirements-dev.txt
 
     def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
-        from xdist.scheduler import LoadScopeScheduling
+        from work_units import make_scheduler  # test/support/work_units.py
 
-        class WorkUnits(LoadScopeScheduling):
-            def _split_scope(self, nodeid: str) -> str:
-                return work_unit(nodeid)
-
-        return WorkUnits(config, log)
+        return make_scheduler(config, log, work_unit)
 
 
 @pytest.fixture(scope="session")
