@@ -103,21 +103,17 @@ def plot(path: Path, model: RobotModel, result: Identification, valid: Samples) 
     t = part.t - valid.t[0]
     for j, ax in enumerate(axes[:, 0]):
         ax.plot(t, part.tau[:, j], "k", lw=1.2, label="measured")
-        ax.plot(t, before[:, j], "tab:red", lw=0.8, label=f"URDF (RMS {result.rms_model[j]:.3g})")
-        ax.plot(
-            t,
-            after[:, j],
-            "tab:blue",
-            lw=0.8,
-            ls="--",
-            label=f"identified (RMS {result.rms_identified[j]:.3g})",
-        )
+        ax.plot(t, before[:, j], "tab:red", lw=0.8, label="URDF model")
+        ax.plot(t, after[:, j], "tab:blue", lw=0.8, ls="--", label="identified model")
+        rms = f"RMS URDF {result.rms_model[j]:.3g}, identified {result.rms_identified[j]:.3g} N m"
+        ax.set_title(rms, fontsize=7, loc="right")  # above the panel: no legend over the data
         ax.set_ylabel(f"{model.joint_names[j]}\nN m", fontsize=8)
-        ax.legend(loc="upper right", fontsize=7, ncol=3)
     axes[-1, 0].set_xlabel("time in the validation part, s")
     fig.suptitle(
         f"efforts on held-out samples; base regressor condition number {result.condition_number:.3g}"
     )
-    fig.tight_layout()
+    handles, labels = axes[0, 0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=3, fontsize=8)
+    fig.tight_layout(rect=(0, 0.025, 1, 1))
     fig.savefig(path, dpi=90)
     plt.close(fig)

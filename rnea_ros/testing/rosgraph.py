@@ -12,7 +12,7 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -204,6 +204,30 @@ class Driver:
                     return np.array(js.effort)
         self.unanswered.add(stamp)
         return None
+
+    def command_after(
+        self,
+        send: Callable[[], None],
+        msg: JointState,
+        earlier: Sequence[np.ndarray] = (),
+        timeout: float = 120.0,
+    ) -> np.ndarray:
+        """The command for `msg` once the node has taken what `send()` publishes (an IMU sample, an
+        odometry) on another topic. Nothing orders two topics: a loaded machine may deliver the
+        state first, and the node answers it with the input before. So: `send()`, then `msg`,
+        again until the answer is none of `earlier` (the commands the inputs sent before give,
+        exactly); that answer is returned, right or wrong (the caller compares it). AssertionError
+        after `timeout` s."""
+        last = None
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            send()
+            self.spin(0.05)
+            last = self.command_for(msg, timeout=2.0)
+            if last is not None and not any(np.abs(last - old).max() < 1e-9 for old in earlier):
+                return last
+        seen = self.latest_diagnostics()
+        raise AssertionError(f"no command for a new input within {timeout} s (last {last}): {seen}")
 
     def settle(self, most: float = 10.0) -> None:
         """Spin until the states `command_for` gave up on are answered (at most `most` s: a refused

@@ -308,7 +308,7 @@ def plot(out: dict, runs: dict[str, Run], path: Path, hold: float = HOLD) -> Non
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(3, 1, figsize=(10, 9), sharex=True)
+    fig, axes = plt.subplots(3, 1, figsize=(13, 9), sharex=True)  # the legends right of the panels
     pd_run = runs["pd"]
     ax = axes[0]
     for i, name in enumerate("xyz"):
@@ -319,7 +319,7 @@ def plot(out: dict, runs: dict[str, Run], path: Path, hold: float = HOLD) -> Non
         )  # fmt: skip
     ax.set_ylabel("root-frame gravity (m/s²)")
     ax.set_title("Panda on a ship deck: heave 1 m at 0.25 Hz, roll 4° at 0.12 Hz, pitch 2.5° at 0.2 Hz")
-    ax.legend(fontsize=7, ncol=3, loc="lower right")
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     for ax, (lo, hi), what in ((axes[1], (0.0, hold), "hold"), (axes[2], (hold, np.inf), "track")):
         for k, case in enumerate(CASES):
             r = runs[case]
@@ -329,7 +329,7 @@ def plot(out: dict, runs: dict[str, Run], path: Path, hold: float = HOLD) -> Non
         ax.set_yscale("log")
         ax.set_ylim(bottom=1e-2)
         ax.set_ylabel(f"max |q - q_target| (deg), {what}")
-        ax.legend(fontsize=7, loc="lower right")
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     axes[2].set_xlabel("t (s)")
     save_figure(fig, path)
 

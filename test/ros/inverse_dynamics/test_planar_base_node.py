@@ -62,6 +62,7 @@ def node(tmp_path_factory):
     proc = start_node(tmp_path_factory.mktemp("planar"), params)
     d = Driver("planar_driver", dict(zip(NAMES, FIXED.effort_limit, strict=True)))
     d.odometry = d.node.create_publisher(Odometry, f"{NODE}/odometry", 10)  # type: ignore[attr-defined]
+    d.bases = []  # type: ignore[attr-defined]  # the base twists sent so far (command())
     yield d
     d.close()
     output = stop(proc)
@@ -83,14 +84,11 @@ def odometry(d: Driver, v_base: np.ndarray) -> Odometry:
 
 
 def command(d: Driver, v_base: np.ndarray) -> np.ndarray:
-    end = time.monotonic() + 120.0  # one ceiling: the node may be starting on a loaded machine
-    while time.monotonic() < end:
-        d.odometry.publish(odometry(d, v_base))
-        d.spin(0.05)
-        got = d.command_for(d.state(NAMES, Q, QD), timeout=2.0)
-        if got is not None:
-            return got
-    raise AssertionError(f"no command: {d.latest_diagnostics()}")
+    """The command for (Q, QD) once the node has the odometry of `v_base` (Driver.command_after:
+    the odometry sent before may still be the node's)."""
+    earlier = [expected(v) for v in d.bases if not np.array_equal(v, v_base)]  # type: ignore[attr-defined]
+    d.bases.append(v_base)  # type: ignore[attr-defined]
+    return d.command_after(lambda: d.odometry.publish(odometry(d, v_base)), d.state(NAMES, Q, QD), earlier)
 
 
 @pytest.mark.parametrize("v_base", [V_BASE, np.zeros(3)], ids=["turning", "still"])

@@ -192,11 +192,13 @@ def plot(pid: Run, ff: Run, fast: Run | None, unscaled: tuple | None, limit: np.
                 )
             inside = (fast.t >= 0) & (fast.t <= fast.duration + 0.2)
             _, tau_d = fast.points.desired(fast.t[inside])
+            # the annotated effort as a wide pale band, JTC's command a thin dark line on it: where
+            # they agree (everywhere but the PID's small share) the line runs inside the band
             (legend["slowed down: annotated effort / limit"],) = ax.plot(
-                fast.t[inside], tau_d[:, j] / limit[j], "C0", lw=2.2
+                fast.t[inside], tau_d[:, j] / limit[j], color="C0", lw=4.0, alpha=0.35, solid_capstyle="butt"
             )
             (legend["slowed down: applied (JTC u) / limit"],) = ax.plot(
-                fast.t[inside], fast.u[inside, j] / limit[j], "C1", lw=0.8
+                fast.t[inside], fast.u[inside, j] / limit[j], color="C3", lw=0.9
             )
             for y in (-1, 1):
                 ax.axhline(y, color="k", lw=0.8)

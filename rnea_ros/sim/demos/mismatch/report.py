@@ -243,12 +243,15 @@ def plot(tracks: list[Track], path: Path, title: str = "") -> Path:
     for j, name in enumerate(joints):
         ax = axes[j, 0]
         for k, track in enumerate(tracks):
-            label = f"{track.label} (RMS {track.rms[j]:.3g} deg)"
-            ax.semilogy(track.t, np.maximum(np.abs(track.error[:, j]), 1e-6), f"C{k}", lw=0.8, label=label)
+            error = np.maximum(np.abs(track.error[:, j]), 1e-6)
+            ax.semilogy(track.t, error, f"C{k}", lw=0.8, label=track.label)
+        rms = ", ".join(f"{track.label} {track.rms[j]:.3g}" for track in tracks)
+        ax.set_title(f"RMS {rms} deg", fontsize=7, loc="right")  # above the panel, not over the data
         ax.set_ylabel(f"{name}\n|error| deg", fontsize=8)
         ax.tick_params(labelsize=7)
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=7, loc="upper right")
     axes[-1, 0].set_xlabel("s from the start of the test trajectory")
     fig.suptitle(title or "tracking error: URDF model vs identified model, same PD gains")
-    return save_figure(fig, path)
+    handles, labels = axes[0, 0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=len(tracks), fontsize=8)
+    return save_figure(fig, path, rect=(0, 0.03, 1, 1))
