@@ -16,6 +16,15 @@ or a copy that leaves them as they are keeps the cache. Where the cache lives is
 as before: $NUMBA_CACHE_DIR when set, else next to the sources when writable, else the user's
 cache directory. test/unit/compiled/test_stale_cache.py edits a copy of the package and checks
 every public path.
+
+**The sources as loaded.** The stamp is the digest of the sources when this process began loading
+them (computed as this module is imported, before any kernel module), not when it first saves:
+a process that loaded the old kernels and compiled them after a `git pull` or a merge had changed
+the files would otherwise store its old machine code under the new sources' stamp, for every
+later process to load (it happened: a node ran a stale effort law and the arm drifted 200°). Each
+module that defines compiled functions is checked as it does: when the files no longer match the
+digest taken at import, the process's stamp becomes one of its own (`stamp()`), so that nothing it
+compiles is loaded by another process and it loads nothing either.
 """
 
 from __future__ import annotations
@@ -56,13 +65,43 @@ def source_files(root: Path = PACKAGE_DIR) -> list[Path]:
 
 @cache
 def source_digest(root: Path = PACKAGE_DIR) -> str:
-    """The stamp of every cache entry: SHA-256 over the relative path and the bytes of each of
-    `source_files(root)` (computed once per process)."""
+    """SHA-256 over the relative path and the bytes of each of `source_files(root)` (computed
+    once per process; the cache's stamp is `stamp()`)."""
+    return _digest_now(root)
+
+
+def _digest_now(root: Path = PACKAGE_DIR) -> str:
     digest = hashlib.sha256()
     for path in source_files(root):
         digest.update(path.relative_to(root).as_posix().encode() + b"\0")
         digest.update(path.read_bytes() + b"\0")
     return digest.hexdigest()
+
+
+class _Loaded:
+    """The digest of the sources as this process loaded them, and whether they changed since."""
+
+    digest = _digest_now()
+    checked: set[str] = set()  # the modules whose compiled functions were checked against it
+    changed = False
+
+
+def check_unchanged(module: str) -> None:
+    """As `module` defines its compiled functions (once per module): whether the sources still
+    match the digest taken when this process began loading them (else `stamp()` is its own)."""
+    if module in _Loaded.checked:
+        return
+    _Loaded.checked.add(module)
+    if not _Loaded.changed and _digest_now() != _Loaded.digest:
+        _Loaded.changed = True
+
+
+def stamp() -> str:
+    """The stamp of this process's cache entries: the digest of the sources as it loaded them, or,
+    when they changed while it loaded them, a stamp no other process has (see the module doc)."""
+    if _Loaded.changed:
+        return f"{_Loaded.digest}+changed-while-loading:{os.getpid()}:{id(_Loaded)}"
+    return _Loaded.digest
 
 
 PackageCache: Any = None
@@ -72,10 +111,10 @@ if HAVE_NUMBA:
     from numba.core.ccallback import CFunc as _CFunc
 
     class _PackageStamp:
-        """A numba cache locator's stamp replaced by the package's (`source_digest`)."""
+        """A numba cache locator's stamp replaced by the package's (`stamp`)."""
 
         def get_source_stamp(self) -> str:
-            return source_digest()
+            return stamp()
 
     class _UserProvidedLocator(_PackageStamp, _caching.UserProvidedCacheLocator):
         pass
@@ -106,6 +145,7 @@ if HAVE_NUMBA:
 def _cached(compiled: Any, fn: Callable[..., Any]) -> Any:
     """`compiled` (a dispatcher or a cfunc, not compiled yet) caching with `PackageCache`: what
     numba's `cache=True` does (`enable_caching`), with the package's stamp."""
+    check_unchanged(fn.__module__)
     compiled._cache = PackageCache(fn)
     return compiled
 

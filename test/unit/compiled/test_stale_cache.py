@@ -290,3 +290,50 @@ def test_an_edited_kernel_only_the_cycle_calls_reaches_it(warm_copy: Path, tmp_p
     expected = reference(Q, extra_friction=EXTRA)
     assert_paths(run(package), expected, "the friction_kernel edit")
     assert_paths(run(package, entry_points=True), expected, "the friction_kernel edit (entry points)")
+
+
+# (d) Files that change while a process loads the package (a `git pull`, a merge or a checkout
+# while a node or a test starts): the process loads a first compiled module, the friction kernel
+# is edited, then it imports and compiles the rest, the edited kernel among them. Whatever it
+# compiled must not be stored under the stamp of the sources it began with: back on those sources
+# (the edit undone), a new process ran the edited kernel, stored so by the old stamp.
+LOADING = """
+import sys
+import rnea_ros.compiled.kernels.passes  # the first compiled module: the sources as they began
+print("loaded", flush=True)
+sys.stdin.readline()  # the test edits the files now
+import numpy as np
+from rnea_ros import RobotModel
+from rnea_ros.control.effort_law import EffortLaw, Efforts, compute_efforts
+from rnea_ros.friction.model import Friction
+from rnea_ros.model.example_robots import example_urdf_path
+model = RobotModel.from_urdf(example_urdf_path("ur5").read_text())
+n = model.nv
+law = EffortLaw(kp=40.0, kd=4.0, friction=Friction(np.full(n, 0.3), np.full(n, 1.5)), effort_limit=1e4)
+zero = np.zeros(n)
+compute_efforts(Efforts(model, law), zero, np.full(n, 0.1), (zero, zero, zero), t=0.0)
+print("computed", flush=True)
+"""
+
+
+def test_files_changed_while_loading_leave_no_stale_entry(warm_copy: Path, tmp_path: Path) -> None:
+    package = tmp_path / "copy"
+    shutil.copytree(warm_copy, package)
+    for entry in (package / "rnea_ros" / "compiled").rglob("__pycache__/*.nb[ic]"):
+        if entry.name.startswith(("friction_guard.", "cycle.")):
+            entry.unlink()  # the loading process compiles the cycle and the friction kernels
+    old, new = "out[i] = weight[i] * tau\n", f"out[i] = weight[i] * tau + {EXTRA}\n"
+    loading = subprocess.Popen(
+        [sys.executable, "-c", LOADING], env=environment(package), cwd=package,
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert loading.stdout is not None
+        assert loading.stdout.readline().strip() == "loaded", loading.communicate(timeout=60)[1][-4000:]
+        edited_file = edit(package, old, new)
+        out, err = loading.communicate("go\n", timeout=1800)
+    finally:
+        loading.kill()
+    assert out.split()[-1:] == ["computed"], err[-4000:]
+    edited_file.write_text(edited_file.read_text().replace(new, old))  # the first sources again
+    assert_paths(run(package), reference(Q), "an edit undone after a process loaded it")
