@@ -41,6 +41,7 @@ from rnea_ros.compiled.jit import HAVE_NUMBA
 from rnea_ros.control.effort_law import EffortLaw, Efforts, compute_efforts
 from rnea_ros.friction.model import Friction
 from rnea_ros.model.example_robots import example_urdf_path
+from rnea_ros.ros.processes import die_with_parent
 
 pytestmark = pytest.mark.skipif(not HAVE_NUMBA, reason="numba is not installed")
 
@@ -326,6 +327,7 @@ def test_files_changed_while_loading_leave_no_stale_entry(warm_copy: Path, tmp_p
     loading = subprocess.Popen(
         [sys.executable, "-c", LOADING], env=environment(package), cwd=package,
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=die_with_parent,
     )  # fmt: skip
     try:
         assert loading.stdout is not None
