@@ -198,7 +198,7 @@ def plot(pid: Run, ff: Run, fast: Run | None, unscaled: tuple | None, limit: np.
                 fast.t[inside], tau_d[:, j] / limit[j], color="C0", lw=4.0, alpha=0.35, solid_capstyle="butt"
             )
             (legend["slowed down: applied (JTC u) / limit"],) = ax.plot(
-                fast.t[inside], fast.u[inside, j] / limit[j], color="C3", lw=0.9
+                fast.t[inside], fast.u[inside, j] / limit[j], color="k", lw=0.8
             )
             for y in (-1, 1):
                 ax.axhline(y, color="k", lw=0.8)
