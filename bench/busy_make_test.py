@@ -58,8 +58,8 @@ def one_run(folder: Path, n: int) -> str:
     try:
         with log.open("w") as out:
             code = subprocess.run(
-                ["make", "test"], cwd=folder, stdout=out, stderr=subprocess.STDOUT
-            ).returncode
+                ["make", "test"], cwd=folder, stdout=out, stderr=subprocess.STDOUT, preexec_fn=die_with_parent
+            ).returncode  # make, and pytest's controller through it, end when this script is killed
     finally:
         done.set()
         for s in spinners:
