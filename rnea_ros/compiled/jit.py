@@ -8,7 +8,7 @@ asks for it (see `rnea_ros.compiled.entry_points`).
 **One stamp.** numba stamps a cache entry with the file that defines the function, so a caller
 cached in one file does not see an edit to a kernel it calls in another: its cached machine code
 has the old callee (and the old layout constants) compiled in. Every compiled function of this
-package is therefore cached with `PackageCache`, whose stamp is `source_digest()`, a digest of
+package is therefore cached with `PackageCache`, whose stamp (`stamp()`) is a digest of
 every source file under `rnea_ros/compiled/` (the kernels, the layout constants, the pointer
 wrappers, the C source). An edit of any of them makes every cache entry stale: each kernel
 compiles again on its next use. Nothing else does: the digest is of the contents, so a checkout
