@@ -25,9 +25,9 @@ os.environ.setdefault("ROS_LOCALHOST_ONLY", "1")
 
 import rclpy  # noqa: E402
 from diagnostic_msgs.msg import DiagnosticArray  # noqa: E402
-from rcl_interfaces.srv import SetParameters  # noqa: E402
+from rcl_interfaces.srv import GetParameters, SetParameters  # noqa: E402
 from rclpy.node import Node  # noqa: E402
-from rclpy.parameter import Parameter  # noqa: E402
+from rclpy.parameter import Parameter, parameter_value_to_python  # noqa: E402
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import Float64MultiArray, String  # noqa: E402
@@ -162,6 +162,7 @@ class Driver:
         )
         self.description = n.create_publisher(String, "robot_description", latched)
         self.set_client = n.create_client(SetParameters, f"{NODE}/set_parameters")
+        self.get_client = n.create_client(GetParameters, f"{NODE}/get_parameters")
 
     def _on_joint_efforts(self, msg: JointState) -> None:
         self.joint_efforts.append(msg)
@@ -301,22 +302,34 @@ class Driver:
 
     def set_parameters(self, values: dict) -> list:
         """Set parameters through the node's set_parameters service (as rqt_reconfigure does)."""
-        assert self.set_client.wait_for_service(10.0), "set_parameters service not available"
         request = SetParameters.Request()
         request.parameters = [
             Parameter(name, value=value).to_parameter_msg() for name, value in values.items()
         ]
-        # A first call right after discovery can lose its response (the service's reply path is
-        # matched after its request path); setting parameters is idempotent, so ask again.
-        for _ in range(4):
-            future = self.set_client.call_async(request)
+        return self._call(self.set_client, request).results
+
+    def get_parameters(self, names: list[str]) -> dict:
+        """name → the value the node stores (as `ros2 param get` reads it; None when not set)."""
+        response = self._call(self.get_client, GetParameters.Request(names=names))
+        values = [parameter_value_to_python(v) for v in response.values]
+        return dict(zip(names, values, strict=True))
+
+    def _call(self, client, request):
+        """`request`'s response from `client`, a service of the node under test. A first call
+        right after discovery can lose its response (the service's reply path is matched after its
+        request path), and a node answers once its kernels are loaded (tens of seconds on a busy
+        machine with a cold cache); getting and setting parameters are idempotent, so ask again."""
+        assert client.wait_for_service(30.0), f"{client.srv_name} not available"
+        deadline = time.monotonic() + 60.0
+        while time.monotonic() < deadline:
+            future = client.call_async(request)
             end = time.monotonic() + 3.0
             while not future.done() and time.monotonic() < end:
                 rclpy.spin_once(self.node, timeout_sec=0.01)
             if future.done():
-                return future.result().results
-            self.set_client.remove_pending_request(future)
-        raise AssertionError("set_parameters did not answer")
+                return future.result()
+            client.remove_pending_request(future)
+        raise AssertionError(f"{client.srv_name} did not answer")
 
     def latest_diagnostics(self, timeout: float = 30.0) -> dict[str, str]:
         self.diagnostics.clear()

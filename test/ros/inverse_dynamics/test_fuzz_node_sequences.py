@@ -93,7 +93,7 @@ COUNTS: Counter = Counter()  # sequences, steps, checks: printed and asserted at
 
 
 class Law:
-    """The parameters the machine has set successfully (the node's, mirrored)."""
+    """The parameters the machine has set successfully, as the node stores them (mirrored)."""
 
     def __init__(self) -> None:
         self.values = {
@@ -242,7 +242,7 @@ class NodeSequences(RuleBasedStateMachine):
             return  # before any model, per-joint values bind to the first one (documented)
         results = self.driver.set_parameters({name: value})
         if all(r.successful for r in results) and name in self.law.values:
-            self.law.values[name] = [float(x) for x in value] if isinstance(value, list) else value
+            self.law.values[name] = stored(self.driver, name)
 
     @rule(
         frame=st.sampled_from(["", "root", "tip", "world", "moving", "moving"]),
@@ -326,6 +326,12 @@ class NodeSequences(RuleBasedStateMachine):
             if got is not None and len(got) == model.nv and np.allclose(got, want, rtol=1e-9, atol=1e-9):
                 return
         raise AssertionError(f"the node did not take the {robot} description")
+
+
+def stored(driver: Driver, name: str):
+    """What the node stores for `name` after a set it accepted: the value as given, or as the
+    node converts it (a single value for a list of any length is a list of one)."""
+    return driver.get_parameters([name])[name]
 
 
 def moving_link(model: RobotModel) -> str:
@@ -424,7 +430,7 @@ def imu_msg(frame: str, quat, omega, absent: bool = False) -> Imu:
 
 
 class Stance:
-    """The contact parameters the machine has set successfully, mirrored."""
+    """The contact parameters the machine has set successfully, as the node stores them."""
 
     def __init__(self) -> None:
         self.values = {"contacts.links": list(FEET), "contacts.types": ["point"], "contacts.friction": [0.7],
@@ -559,7 +565,7 @@ class FloatingSequences(RuleBasedStateMachine):
     def parameters(self, name: str, value) -> None:
         results = self.driver.set_parameters({name: value})
         if all(r.successful for r in results) and name in self.stance.values:
-            self.stance.values[name] = list(value) if isinstance(value, list) else value
+            self.stance.values[name] = stored(self.driver, name)
 
     @invariant()
     def alive_and_bounded(self) -> None:

@@ -16,8 +16,6 @@ import numpy as np
 import pytest
 import yaml
 from paths import REPO
-from rcl_interfaces.srv import GetParameters
-from rclpy.parameter import parameter_value_to_python
 from std_msgs.msg import Float64MultiArray, String
 
 from rnea_ros import RobotModel
@@ -25,7 +23,7 @@ from rnea_ros.model.example_robots import example_urdf_path
 from rnea_ros.nodes.inverse_dynamics.params import INVERSE_DYNAMICS as SPECS
 from rnea_ros.nodes.trajectory_feedforward import TRAJECTORY_FEEDFORWARD
 from rnea_ros.ros.processes import die_with_parent
-from rnea_ros.testing.rosgraph import Driver, rclpy, stop
+from rnea_ros.testing.rosgraph import Driver, stop
 
 ROOT = REPO
 NODE_CONFIG = ROOT / "config" / "inverse_dynamics.yaml"
@@ -214,18 +212,6 @@ def test_launch_file_declares_its_arguments() -> None:
     assert declared["urdf_file"] == ""
 
 
-def get_parameters(driver: Driver, names: list[str]) -> dict:
-    client = driver.node.create_client(GetParameters, "/inverse_dynamics/get_parameters")
-    assert client.wait_for_service(20.0), "get_parameters service not available"
-    future = client.call_async(GetParameters.Request(names=names))
-    end = time.monotonic() + 10.0
-    while not future.done() and time.monotonic() < end:
-        rclpy.spin_once(driver.node, timeout_sec=0.01)
-    assert future.done(), "get_parameters did not answer"
-    values = [parameter_value_to_python(v) for v in future.result().values]
-    return dict(zip(names, values, strict=True))
-
-
 def test_node_runs_on_the_config_files(tmp_path) -> None:
     """The node started as the README says (params file + remap to the controller's topic) takes
     every value of the file, and with the model from the topic commands the controller's joints."""
@@ -242,7 +228,7 @@ def test_node_runs_on_the_config_files(tmp_path) -> None:
         Float64MultiArray, "/effort_controller/commands", lambda m: controller.append(list(m.data)), 10
     )
     try:
-        got = get_parameters(driver, list(SPECS))
+        got = driver.get_parameters(list(SPECS))
         expected = {**node_parameters(), "tip_link": "panda_hand"}
         for name, value in expected.items():
             assert got[name] == value, f"{name}: node has {got[name]!r}, file says {value!r}"
