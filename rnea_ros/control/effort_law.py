@@ -15,7 +15,6 @@ row, the feedback bound, the model terms, the total, then the runaway guard's pe
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -53,14 +52,15 @@ from rnea_ros.compiled.kernels.layout import (
     packed_slices,
 )
 from rnea_ros.control.feedback_bound import REFRESH
+from rnea_ros.control.loop_timing import update_delay, update_period
 from rnea_ros.control.terms import COMPENSABLE, TERMS, compensable_terms
 from rnea_ros.errors import RneaError
-from rnea_ros.friction.compensation import CompensationRules, coefficient_table, update_period
+from rnea_ros.friction.compensation import CompensationRules, coefficient_table
 from rnea_ros.friction.model import Friction
 from rnea_ros.friction.runaway_guard import RunawayGuard
 from rnea_ros.model.robot_model import RobotModel
 
-__all__ = ["COMPENSABLE", "TERMS", "EffortLaw", "Efforts", "LoopState", "compute_efforts", "update_delay"]
+__all__ = ["COMPENSABLE", "TERMS", "EffortLaw", "Efforts", "LoopState", "compute_efforts"]
 
 
 @dataclass(frozen=True)
@@ -125,8 +125,8 @@ def _per_joint(value: npt.ArrayLike | None, default: np.ndarray, name: str) -> n
 class LoopState:
     """What the friction compensation remembers between calls: the loop period estimate (s), the
     last call's time t (s), and the last sample the friction path stored (its time sample_t, its
-    q, q̇, applied total and friction term as rows SAMPLE_* of `prev`). `delay` follows the longest
-    recent state age at once and shorter ones slowly, as `period` does."""
+    q, q̇, applied total and friction term as rows SAMPLE_* of `prev`). `period` and `delay` (the
+    state age) follow sustained changes, not one late state (rnea_ros.control.loop_timing)."""
 
     def __init__(self, n: int) -> None:
         self.period = 0.0
@@ -287,7 +287,7 @@ def compute_efforts(
         loop.period = update_period(loop.period, dt)
         loop.t = t
         if delay is not None:
-            loop.delay = update_delay(loop.delay, delay)
+            loop.delay = update_delay(loop.delay, delay, dt)
     bound = efforts._bounded and t is not None
     refresh = t is not None and bound and not abs(t - efforts._minv_t) < REFRESH  # also at first (NaN)
     # the guard integrates the period since the previous call if that call left its sample
@@ -317,13 +317,3 @@ def compute_efforts(
     if friction_on:
         loop.sample_t = np.nan if t is None else t
     return efforts
-
-
-def update_delay(delay: float, age: float, release: float = 0.02) -> float:
-    """The filtered state age after a command computed `age` s after its state's stamp: up at
-    once to a longer age, down slowly (by `release` of the difference per command). A negative
-    age (clock skew) counts as 0; a non-finite one leaves it unchanged."""
-    if not math.isfinite(age):
-        return delay
-    age = max(age, 0.0)
-    return age if age > delay else delay + release * (age - delay)

@@ -185,17 +185,6 @@ def coefficient_table(friction: Friction, rules: CompensationRules) -> np.ndarra
     return table
 
 
-def update_period(period: float, dt: float, release: float = 0.02) -> float:
-    """The loop period estimate after a sample dt apart (s): up at once to a longer dt, down
-    slowly (by `release` of the difference per sample), so the bound follows the longest recent
-    periods. dt outside (0, 1] s (a gap, a reordered stamp) leaves it unchanged."""
-    if not 0.0 < dt <= 1.0:
-        return period
-    if period <= 0.0 or dt > period:
-        return dt
-    return period + release * (dt - period)
-
-
 __all__ = [
     "KAPPA",
     "CompensationRules",
@@ -204,5 +193,4 @@ __all__ = [
     "gate",
     "gate_constants",
     "loop_bounds",
-    "update_period",
 ]

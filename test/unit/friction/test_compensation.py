@@ -17,7 +17,6 @@ from rnea_ros.friction.compensation import (
     gate,
     gate_constants,
     loop_bounds,
-    update_period,
 )
 from rnea_ros.model.example_robots import example_urdf_path
 
@@ -138,18 +137,6 @@ def test_without_the_deadband_and_bound_a_light_joint_is_driven() -> None:
     bounded = run(lambda v: feedback_friction(friction, CompensationRules(), [v], [m], period)[0])
     assert naive > 100.0
     assert bounded < 1.0
-
-
-def test_update_period_follows_longer_periods_at_once_and_shorter_ones_slowly() -> None:
-    assert update_period(0.0, 1e-3) == 1e-3
-    assert update_period(1e-3, 3e-3) == 3e-3
-    assert update_period(3e-3, 1e-3) == pytest.approx(3e-3 - 0.02 * 2e-3)
-    assert update_period(1e-3, -1e-3) == 1e-3 and update_period(1e-3, 5.0) == 1e-3
-    assert update_period(1e-3, float("nan")) == 1e-3
-    period = 3e-3
-    for _ in range(1000):
-        period = update_period(period, 1e-3)
-    assert period == pytest.approx(1e-3, rel=1e-6)
 
 
 def test_rules_reject_values_out_of_range() -> None:
