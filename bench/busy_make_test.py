@@ -59,7 +59,7 @@ def one_run(folder: Path, n: int) -> str:
         with log.open("w") as out:
             code = subprocess.run(
                 ["make", "test"], cwd=folder, stdout=out, stderr=subprocess.STDOUT, preexec_fn=die_with_parent
-            ).returncode  # make, and pytest's controller through it, end when this script is killed
+            ).returncode  # make ends when this script is killed; pytest's controller under it does not
     finally:
         done.set()
         for s in spinners:
