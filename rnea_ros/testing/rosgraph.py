@@ -185,15 +185,15 @@ class Driver:
             msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(now, 1_000_000_000)
         return msg
 
-    def command_for(self, msg: JointState, timeout: float = 10.0) -> np.ndarray | None:
-        """Publish `msg` with a fresh stamp and return the efforts answering it, or None after
-        `timeout` s (a ceiling: an answer comes in well under a second, also when busy; a state
-        that is refused gets none).
+    def command_for(self, msg: JointState, timeout: float = 10.0, age: float = 0.0) -> np.ndarray | None:
+        """Publish `msg` with a fresh stamp (`age` s before now) and return the efforts answering
+        it, or None after `timeout` s (a ceiling: an answer comes in well under a second, also
+        when busy; a state that is refused gets none).
 
         The answer is matched by stamp on ~/joint_efforts, which carries the input's stamp and
         the same values as ~/effort_commands. A state given up on is remembered: `settle()`.
         """
-        now = self.node.get_clock().now().nanoseconds
+        now = self.node.get_clock().now().nanoseconds - round(age * 1e9)
         msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(now, 1_000_000_000)
         stamp = (msg.header.stamp.sec, msg.header.stamp.nanosec)
         self.joint_states.publish(msg)

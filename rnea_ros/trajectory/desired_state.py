@@ -17,6 +17,12 @@ position at rest) or driven by the running trajectory. Rules (times in integer n
   instant; free joints it leaves out stay free.
 - After its last point its final positions are held at rest.
 - `cancel` frees every joint.
+
+The time a measured state is compared with (`sample_time_ns`) is the state's own stamp, as JTC
+compares the state it read in a cycle with the desired state at that cycle's time: sampled when
+the node handles the state instead, the error would read the desired state of a later instant
+than the measured one, and the loop would lead the trajectory by the state's age (0.5 ms over
+local DDS: 0.5 ms × q̇ on every joint of the real-time mismatch demo, docs/demos.md).
 """
 
 from __future__ import annotations
@@ -35,6 +41,10 @@ MIN_JOIN = 1e-6
 # Trajectories kept that started but wait for a sample to take over (without joint_states the
 # node samples nothing): beyond this many the oldest is dropped.
 MAX_QUEUED = 16
+# A state stamped further back than this (s), or ahead of the node's clock, is not sampled at its
+# stamp but at the node's clock: another clock, a replay (within joint_states_timeout, 0.1 s by
+# default, every state is younger)
+MAX_STATE_AGE = 1.0
 
 
 @dataclass(frozen=True)
@@ -201,4 +211,13 @@ class DesiredState:
         self._running = _Running(sampler, j, origin, origin + round(sampler.duration * NS))
 
 
-__all__ = ["DesiredState"]
+def sample_time_ns(stamp_ns: int, now_ns: int) -> int:
+    """The instant (node clock, ns) whose desired state a state stamped `stamp_ns` and handled
+    at `now_ns` is compared with: its stamp when that is 0 to MAX_STATE_AGE s old, else now_ns
+    (unstamped, from another clock, or from the future)."""
+    if stamp_ns and 0 <= now_ns - stamp_ns <= MAX_STATE_AGE * NS:
+        return stamp_ns
+    return now_ns
+
+
+__all__ = ["MAX_STATE_AGE", "DesiredState", "sample_time_ns"]

@@ -76,7 +76,7 @@ from rnea_ros.ros.stamps import clock_ns, stamp_ns
 from rnea_ros.ros.throttled_log import ThrottledLog
 from rnea_ros.ros.unheard import UnheardTopic
 from rnea_ros.ros.waitset_loop import stream
-from rnea_ros.trajectory.desired_state import DesiredState
+from rnea_ros.trajectory.desired_state import DesiredState, sample_time_ns
 from rnea_ros.trajectory.plausible import JointBounds, check_rates, check_trajectory
 from rnea_ros.trajectory.sampling import TrajectorySampler
 
@@ -504,17 +504,18 @@ class InverseDynamicsNode(Node):
             except ImuDrop as exc:
                 self._drop(exc.reason, str(exc))
                 return
+        # the state's time: the desired state's instant, loop period (friction bound, runaway
+        # guard, feedback bound) and age
+        stamp = msg.stamp_ns or now_ns
         desired = (q, qd, loaded.rest)
         driven = loaded.undriven
         if not loaded.desired.idle:
-            q_d, qd_d, qdd_d, targets = loaded.desired.sample(now_ns, q, qd)
+            q_d, qd_d, qdd_d, targets = loaded.desired.sample(sample_time_ns(stamp, now_ns), q, qd)
             if np.isfinite(q_d).all() and np.isfinite(qd_d).all() and np.isfinite(qdd_d).all():
                 desired, driven = (q_d, qd_d, qdd_d), targets
             else:  # never fall silent on a trajectory: drop it and compensate the measured state
                 loaded.desired.cancel()
                 self._drop("bad_trajectory", "~/joint_trajectory cancelled: its desired state is not finite")
-        # the state's time: loop period (friction bound, runaway guard, feedback bound) and age
-        stamp = msg.stamp_ns or now_ns
         floating = cycle.floating
         if floating is not None:  # the base's state, fresh, or no command
             try:

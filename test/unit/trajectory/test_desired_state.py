@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rnea_ros.errors import RneaError, TrajectoryInPastError
-from rnea_ros.trajectory.desired_state import DesiredState
+from rnea_ros.trajectory.desired_state import MAX_STATE_AGE, DesiredState, sample_time_ns
 
 NV = 7
 NS = 1_000_000_000
@@ -367,3 +367,17 @@ def test_bad_input_is_refused_with_a_reason_and_changes_nothing() -> None:
         with pytest.raises(RneaError, match=reason):
             desired.receive(joints, times, positions, start_ns=0, now_ns=T0)
     assert desired.idle
+
+
+@pytest.mark.parametrize(
+    ("age_s", "at_stamp"),
+    [(0.0, True), (0.0005, True), (0.05, True), (MAX_STATE_AGE, True), (MAX_STATE_AGE + 1e-9, False),
+     (3600.0, False), (-0.001, False), (-1e6, False)],
+)  # fmt: skip
+def test_a_state_is_compared_with_the_desired_state_of_its_stamp(age_s: float, at_stamp: bool) -> None:
+    """Within MAX_STATE_AGE of the node's clock (not ahead of it) the desired state is sampled at
+    the state's stamp (JTC: the desired state of the instant the state was read); an older
+    stamp, one from another clock or one ahead of the node's clock gives the node's clock."""
+    now = T0 + 123_456_789
+    stamp = now - round(age_s * NS)
+    assert sample_time_ns(stamp, now) == (stamp if at_stamp else now)
