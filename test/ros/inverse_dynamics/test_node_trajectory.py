@@ -158,7 +158,8 @@ def test_a_point_is_ramped_to_from_the_measured_state_not_stepped_to(
     reset(node)
     index = [NAMES.index(j) for j in joints]
     rt = round_trip(node, Q0)
-    lead, ramp = max(0.3, 10 * rt), max(0.4, 20 * rt)
+    # whole milliseconds: the point's time_from_start is whole ns, as the expected values' ramp
+    lead, ramp = max(0.3, 10 * rt), round(max(0.4, 20 * rt), 3)
     # received well before its start: the start is known on this clock
     start_ns = send(node, joints, [ramp], [Q0[index] + step], now_s(node) + lead)
     start = start_ns * 1e-9
@@ -183,7 +184,7 @@ def test_a_late_state_is_compared_with_the_desired_state_of_its_stamp(node: Driv
     least kp × 0.1 × 50 ms / D more: the arm would lead the trajectory by the state's age)."""
     reset(node)
     rt = round_trip(node, Q0)
-    age, ramp = 0.05, max(1.0, 40 * rt)
+    age, ramp = 0.05, round(max(1.0, 40 * rt), 3)  # whole ms (time_from_start: whole ns)
     start_ns = send(node, NAMES, [ramp], [Q0 + 0.1], now_s(node) + max(0.2, 5 * rt))
     start = start_ns * 1e-9
     late: list[Answer] = []
